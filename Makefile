@@ -1,0 +1,45 @@
+# Two commands a newcomer needs: `make run` and `make test`.
+VENV    := .venv
+PYTHON  := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+PYTHON3 ?= python3
+
+# Where python3 already has everything (as on a GPU box with CuPy and no
+# network), the venv sees its packages through a .pth file (python3 may itself
+# be a venv, which --system-site-packages would skip) and installs only this
+# package; otherwise pip installs the dependencies, plus CuPy when an NVIDIA
+# driver is present.
+HAVE_ALL := $(shell $(PYTHON3) -c "import cupy, click, rich, numpy, pytest, setuptools" 2>/dev/null && echo yes)
+HAVE_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo yes)
+ifeq ($(HAVE_ALL),yes)
+  PIP_INSTALL := install -q --no-deps --no-build-isolation -e .
+else ifeq ($(HAVE_GPU),yes)
+  PIP_INSTALL := install -q -e .[test,gpu]
+else
+  PIP_INSTALL := install -q -e .[test]
+endif
+
+.PHONY: install run test test-gpu clean
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON3) -m venv $(VENV)
+ifeq ($(HAVE_ALL),yes)
+	$(PYTHON3) -c "import site; print('\n'.join(site.getsitepackages()))" \
+	  > "$$($(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/python3-packages.pth"
+endif
+	$(PYTHON) -m pip $(PIP_INSTALL)
+	touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/harness run ssm_selective_scan
+
+test: $(STAMP)
+	$(PYTHON) -m pytest -q
+
+test-gpu: $(STAMP)
+	$(PYTHON) -m pytest -q -m gpu
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,71 @@
+"""Backends: where solutions run. `cuda` on an NVIDIA GPU (correctness and
+timing), `emu` on the CPU (correctness only)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from ..errors import ToolNotFound
+
+BACKENDS = ("cuda", "emu")
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    name: str
+    uuid: str
+    compute_capability: str  # "9.0"
+    driver: str
+
+    @property
+    def arch(self) -> str:
+        return "sm_" + self.compute_capability.replace(".", "")
+
+
+def visible_gpus() -> list[GpuInfo]:
+    """NVIDIA GPUs as nvidia-smi lists them; empty when there is no driver.
+    Asked in a subprocess so that the harness process itself never creates a
+    CUDA context (children do the GPU work)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    query = "--query-gpu=index,name,uuid,compute_cap,driver_version"
+    try:
+        out = subprocess.run([smi, query, "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    gpus = []
+    for line in out.stdout.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 5 and fields[0].isdigit():
+            gpus.append(GpuInfo(int(fields[0]), fields[1], fields[2], fields[3], fields[4]))
+    return gpus
+
+
+def emu_available() -> bool:
+    try:
+        from . import emu  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def resolve_backend(requested: str) -> tuple[str, str]:
+    """The backend to use and a note saying why, for `auto`, `cuda` or `emu`."""
+    if requested == "cuda":
+        if not visible_gpus():
+            raise ToolNotFound("--backend cuda needs a visible NVIDIA GPU (nvidia-smi finds none)")
+        return "cuda", ""
+    if requested == "emu":
+        if not emu_available():
+            raise ToolNotFound("the emu backend is not available in this installation")
+        return "emu", ""
+    gpus = visible_gpus()
+    if gpus:
+        return "cuda", f"backend cuda: {gpus[0].name}"
+    if emu_available():
+        return "emu", "no NVIDIA GPU visible: using the CPU emulator (correctness only, no timings)"
+    raise ToolNotFound("no NVIDIA GPU visible: compiling, validating and timing solutions needs one")

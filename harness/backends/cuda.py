@@ -1,0 +1,112 @@
+"""The CUDA backend, as seen from the child process that runs a solution:
+CuPy device arrays, ctypes calls into the solution library, CUDA events.
+Imported only in children, so the harness process never touches the GPU."""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections.abc import Callable
+from pathlib import Path
+from ..challenge import Challenge
+from ..errors import MissingSymbol
+from ..timing.loop import Sample
+
+COPY_BANDWIDTH_BYTES = 1 << 30  # large against the 50-60 MB L2 of current GPUs
+
+
+class CudaError(RuntimeError):
+    reason = "cuda_error"
+
+    def __init__(self, name: str, text: str):
+        super().__init__(f"{name}: {text}")
+        self.name = name
+
+
+def load_library(library: Path, challenge: Challenge) -> tuple[ctypes.CDLL, Callable[..., None]]:
+    lib = ctypes.CDLL(str(library), mode=ctypes.RTLD_LOCAL)
+    try:
+        solve = lib.solve
+    except AttributeError:
+        raise MissingSymbol("the library exports no `solve` symbol") from None
+    solve.argtypes = [ctypes.c_int if p.role == "size" else ctypes.c_void_p for p in challenge.params]
+    solve.restype = None
+    lib.harness_sync_and_check.restype = ctypes.c_int
+    lib.harness_error_name.restype = ctypes.c_char_p
+    lib.harness_error_string.restype = ctypes.c_char_p
+    return lib, solve
+
+
+class CudaRuntime:
+    name = "cuda"
+    can_time = True
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.xp = cupy
+        self.device = cupy.cuda.Device()
+        props = cupy.cuda.runtime.getDeviceProperties(self.device.id)
+        self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        # Writing twice the L2 evicts whatever a previous call left there.
+        self._flush = cupy.empty(2 * int(props["l2CacheSize"]) // 4 + 1, dtype=cupy.float32)
+        self._start = cupy.cuda.Event()
+        self._end = cupy.cuda.Event()
+        self._lib: ctypes.CDLL | None = None
+        # Errors that end a run: the solution's own, and a sticky one CuPy meets first.
+        self.error_types = (CudaError, cupy.cuda.runtime.CUDARuntimeError)
+
+    def load(self, library: Path, challenge: Challenge) -> Callable[..., None]:
+        self._lib, solve = load_library(library, challenge)
+        return solve
+
+    def check(self) -> None:
+        """Synchronise through the solution's own runtime and raise CudaError on any
+        launch or execution error it recorded."""
+        assert self._lib is not None
+        code = self._lib.harness_sync_and_check()
+        if code:
+            raise CudaError(self._lib.harness_error_name(code).decode(), self._lib.harness_error_string(code).decode())
+
+    def flush_l2(self) -> None:
+        self._flush.fill(0)
+
+    def timed_call(self, call: Callable[[], None]) -> Sample:
+        self.flush_l2()
+        self._start.record()
+        began = time.perf_counter()
+        call()
+        self._end.record()
+        self.check()
+        wall = time.perf_counter() - began
+        self._end.synchronize()
+        gpu = self.xp.cuda.get_elapsed_time(self._start, self._end) / 1e3
+        return Sample(gpu_time_s=gpu, wall_time_s=wall)
+
+    def call_overhead(self, repeats: int = 50) -> float:
+        """Median host wall time of an empty library call plus synchronise: what
+        every wall-clock sample contains besides the solution's own work."""
+        assert self._lib is not None
+        times = []
+        for _ in range(repeats):
+            began = time.perf_counter()
+            self._lib.harness_noop()
+            self._lib.harness_sync_and_check()
+            times.append(time.perf_counter() - began)
+        return sorted(times)[len(times) // 2]
+
+    def copy_bandwidth(self, repeats: int = 5) -> float:
+        """Device-to-device copy rate in bytes/s, counting bytes read plus written."""
+        xp = self.xp
+        src = xp.ones(COPY_BANDWIDTH_BYTES // 4, dtype=xp.float32)
+        dst = xp.empty_like(src)
+        dst[...] = src  # warm-up
+        times = []
+        for _ in range(repeats):
+            self._start.record()
+            dst[...] = src
+            self._end.record()
+            self._end.synchronize()
+            times.append(xp.cuda.get_elapsed_time(self._start, self._end) / 1e3)
+        del src, dst
+        return 2 * COPY_BANDWIDTH_BYTES / sorted(times)[len(times) // 2]

@@ -1,0 +1,1 @@
+"""Turning solution sources into something a backend can call."""

@@ -1,0 +1,132 @@
+"""Compile CUDA C solutions into shared libraries with nvcc, cached.
+
+The library is keyed by the source, the flags, the nvcc version and the
+target architecture, so an edit, a new toolkit or another GPU rebuilds and
+nothing else does.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import CompileError, MissingSymbol, ToolNotFound
+
+SHIM = Path(__file__).with_name("shim.cu")
+DEFAULT_FLAGS = ("-O3",)
+COMPILE_TIMEOUT_S = 300
+
+# nvcc front end: "file.cu(12): error: ..."; host compiler: "file.cu:12:5: error: ..."
+_NVCC_DIAG = re.compile(r"^(?P<file>[^\s:()][^:()]*)\((?P<line>\d+)\): (?P<msg>(?:error|warning).*)$")
+_GCC_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?P<msg>(?:error|fatal error|warning).*)$")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    nvcc: Path
+    version: str  # e.g. "13.0.88"
+
+
+def find_nvcc() -> Path:
+    """nvcc from PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, or the PyPI nvcc wheel
+    (nvidia-cuda-nvcc), in that order."""
+    candidates: list[str | None] = [shutil.which("nvcc")]
+    if os.environ.get("CUDA_HOME"):
+        candidates.append(os.path.join(os.environ["CUDA_HOME"], "bin", "nvcc"))
+    candidates.append("/usr/local/cuda/bin/nvcc")
+    for site in sys.path:
+        candidates.extend(sorted(glob.glob(os.path.join(site, "nvidia", "*", "bin", "nvcc"))))
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    raise ToolNotFound(
+        "nvcc not found: looked on PATH, in $CUDA_HOME/bin, /usr/local/cuda/bin and the "
+        "nvidia-cuda-nvcc wheel; install the CUDA toolkit or `pip install nvidia-cuda-nvcc`"
+    )
+
+
+@lru_cache(maxsize=1)
+def toolchain() -> Toolchain:
+    nvcc = find_nvcc()
+    out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, check=False).stdout
+    match = re.search(r"V(\d+\.\d+\.\d+)", out)
+    return Toolchain(nvcc=nvcc, version=match.group(1) if match else out.strip().splitlines()[-1])
+
+
+def compile_command(nvcc: Path, sources: list[Path], output: Path, arch: str, flags: tuple[str, ...]) -> list[str]:
+    """The nvcc command line for a solution library. `arch` is e.g. "sm_90"."""
+    return [
+        str(nvcc),
+        *flags,
+        f"-arch={arch}",
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        "-o",
+        str(output),
+        *(str(s) for s in sources),
+    ]
+
+
+def parse_diagnostics(text: str) -> list[str]:
+    """Compiler messages as "file:line: message", in the order printed."""
+    found = []
+    for line in text.splitlines():
+        match = _NVCC_DIAG.match(line.strip()) or _GCC_DIAG.match(line.strip())
+        if match:
+            found.append(f"{match['file']}:{match['line']}: {match['msg']}")
+    return found
+
+
+def build_key(source_text: bytes, flags: tuple[str, ...], arch: str, version: str) -> str:
+    digest = hashlib.sha256()
+    for part in (source_text, SHIM.read_bytes(), " ".join(flags).encode(), arch.encode(), version.encode()):
+        digest.update(part)
+        digest.update(b"\0")
+    return digest.hexdigest()[:24]
+
+
+def build_library(source: Path, cache: Path, arch: str, flags: tuple[str, ...] = DEFAULT_FLAGS) -> Path:
+    """Compile `source` with the shim into a cached shared library and return its path."""
+    tools = toolchain()
+    key = build_key(source.read_bytes(), flags, arch, tools.version)
+    library = cache / "build" / key / "solution.so"
+    if library.exists():
+        return library
+    library.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=library.parent) as scratch:
+        partial = Path(scratch) / "solution.so"
+        command = compile_command(tools.nvcc, [source.resolve(), SHIM], partial, arch, flags)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"nvcc did not finish within {COMPILE_TIMEOUT_S} s") from None
+        if done.returncode != 0:
+            log = (done.stderr + done.stdout).strip()
+            diagnostics = [d for d in parse_diagnostics(log) if "error" in d.split(": ", 1)[1]]
+            summary = diagnostics[0] if diagnostics else (log.splitlines() or ["nvcc failed"])[-1]
+            raise CompileError(summary, diagnostics or log.splitlines()[-20:])
+        _require_solve_symbol(partial)
+        partial.replace(library)
+    return library
+
+
+def _require_solve_symbol(library: Path) -> None:
+    nm = shutil.which("nm")
+    if nm is None:
+        return  # the child process reports a missing symbol when it loads the library
+    out = subprocess.run([nm, "-D", "--defined-only", str(library)], capture_output=True, text=True, check=False)
+    symbols = {line.split()[-1] for line in out.stdout.splitlines() if line.strip()}
+    if "solve" not in symbols:
+        mangled = sorted(s for s in symbols if "5solve" in s)
+        hint = f' (found C++-mangled {mangled[0]}: declare it extern "C")' if mangled else ""
+        raise MissingSymbol(f"the library exports no `solve` symbol{hint}")

@@ -1,0 +1,92 @@
+"""One checked call of solve(): guarded buffers in, a verdict out.
+
+Before the call: inputs copied in, outputs poisoned. After it: errors of the
+backend, canary words around every array, inputs against their pristine
+copies, outputs against the float64 reference. Used for the correctness tests
+and for every timed call alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .challenge import Challenge
+from .validation import Comparison, GuardedArray, compare
+
+NUMPY_NAMES = {"float32": "float32", "int32": "int32"}
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    reason: str | None = None
+    message: str = ""
+    comparisons: list[Comparison] = field(default_factory=list)
+
+
+class CallSite:
+    """Buffers of one size, reused across calls so that every call of a test
+    sees the same addresses (that is what defeats caching by pointer)."""
+
+    def __init__(self, xp: Any, challenge: Challenge, sizes: dict[str, int]):
+        self.xp = xp
+        self.challenge = challenge
+        self.sizes = sizes
+        self.buffers = {
+            p.name: GuardedArray(xp, challenge.shape(p, sizes), getattr(xp, NUMPY_NAMES[p.dtype]))
+            for p in challenge.params
+            if p.role != "size"
+        }
+        self.pristine: dict[str, Any] = {}
+        self.expected: dict[str, Any] = {}
+
+    def arguments(self) -> list[int]:
+        """solve()'s arguments in signature order: pointers, then sizes as ints."""
+        return [
+            self.sizes[p.name] if p.role == "size" else self.buffers[p.name].pointer for p in self.challenge.params
+        ]
+
+    def load(self, inputs: dict[str, Any], expected: dict[str, Any]) -> None:
+        """Stage one data set (on the backend's side) for the next calls."""
+        self.pristine = {name: self.xp.asarray(array) for name, array in inputs.items()}
+        self.expected = {name: self.xp.asarray(array) for name, array in expected.items()}
+
+    def prepare(self) -> None:
+        for name, array in self.pristine.items():
+            self.buffers[name].array[...] = array
+        for param in self.challenge.outputs:
+            self.buffers[param.name].poison()
+
+    def verify(self) -> Verdict:
+        damaged = []
+        for name, buffer in self.buffers.items():
+            before, after = buffer.guard_damage()
+            if before or after:
+                damaged.append(f"{name} ({before} words before it, {after} after it)")
+        if damaged:
+            return Verdict(False, "out_of_bounds_write", "wrote past the bounds of " + ", ".join(damaged))
+        modified = [
+            name
+            for name, array in self.pristine.items()
+            if not bool(self.xp.array_equal(self.buffers[name].array.view(self.xp.uint32), array.view(self.xp.uint32)))
+        ]
+        if modified:
+            return Verdict(False, "input_modified", "modified input " + ", ".join(modified))
+        comparisons = [
+            compare(
+                self.xp,
+                p.name,
+                self.buffers[p.name].array,
+                self.expected[p.name],
+                self.challenge.tolerance,
+                p.axes,
+                self.buffers[p.name].unwritten(),
+            )
+            for p in self.challenge.outputs
+        ]
+        failed = [c for c in comparisons if not c.passed]
+        if not failed:
+            return Verdict(True, comparisons=comparisons)
+        reason = "unwritten_output" if any(c.unwritten for c in failed) else "wrong_output"
+        return Verdict(False, reason, "; ".join(c.describe() for c in failed), comparisons)

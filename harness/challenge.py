@@ -1,0 +1,292 @@
+"""The challenge model: a folder of data plus a float64 reference.
+
+challenges/<name>/ holds spec.md, challenge.toml (parameters, tolerance,
+distributions, tests, cost model), reference.py (`reference` and
+`generate_inputs`) and starter.cu. Everything the harness knows about a
+challenge is read from there; nothing challenge-specific lives in harness/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from . import expressions
+from .errors import ChallengeError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROLES = ("input", "output", "size")
+DTYPES = {"float32": ("float", 4), "int32": ("int", 4)}
+TEST_KINDS = ("example", "functional", "performance")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of solve(), in signature order."""
+
+    name: str
+    role: str
+    dtype: str
+    shape: tuple[str, ...] = ()
+    axes: tuple[str, ...] = ()
+    min: int | None = None
+    max: int | None = None
+
+    @property
+    def c_type(self) -> str:
+        """The C type solve() declares for this parameter."""
+        base = DTYPES[self.dtype][0]
+        if self.role == "size":
+            return base
+        return f"const {base}*" if self.role == "input" else f"{base}*"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """A named set of sizes and inputs. Generated cases name a distribution and
+    a seed; the example carries literal inputs and the expected outputs of the spec."""
+
+    name: str
+    kind: str
+    sizes: dict[str, int]
+    distribution: str | None = None
+    seed: int | None = None
+    zero: tuple[str, ...] = ()
+    literal_inputs: dict[str, Any] | None = None
+    literal_expected: dict[str, Any] | None = None
+    expected_atol: float | None = None
+
+
+@dataclass
+class Challenge:
+    name: str
+    title: str
+    summary: str
+    root: Path
+    params: tuple[Param, ...]
+    constraints: tuple[str, ...]
+    tolerance: Tolerance
+    distributions: dict[str, str]
+    cost: dict[str, str]
+    tests: tuple[TestCase, ...]
+    metadata: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def inputs(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.role == "input")
+
+    @property
+    def outputs(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.role == "output")
+
+    @property
+    def size_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.role == "size")
+
+    @property
+    def spec_path(self) -> Path:
+        return self.root / "spec.md"
+
+    @property
+    def starter_path(self) -> Path:
+        return self.root / "starter.cu"
+
+    def tests_of(self, *kinds: str) -> tuple[TestCase, ...]:
+        return tuple(t for t in self.tests if t.kind in kinds)
+
+    def test(self, name: str) -> TestCase:
+        for case in self.tests:
+            if case.name == name:
+                return case
+        raise ChallengeError(f"{self.name} has no test named {name!r}")
+
+    def shape(self, param: Param, sizes: dict[str, int]) -> tuple[int, ...]:
+        return tuple(int(expressions.evaluate(dim, sizes)) for dim in param.shape)
+
+    def cost_of(self, kind: str, sizes: dict[str, int]) -> float | None:
+        """A cost model entry (bytes, transcendentals, flops) at these sizes, or None."""
+        if kind not in self.cost:
+            return None
+        return float(expressions.evaluate(self.cost[kind], sizes))
+
+    def signature(self) -> str:
+        args = ", ".join(f"{p.c_type} {p.name}" for p in self.params)
+        return f'extern "C" void solve({args})'
+
+    @cached_property
+    def content_hash(self) -> str:
+        """Changes whenever the metadata or the reference changes: keys cached test data."""
+        digest = hashlib.sha256()
+        for path in (self.root / "challenge.toml", self.root / "reference.py"):
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
+
+    @cached_property
+    def reference_module(self) -> ModuleType:
+        """reference.py, loaded by path: it is data of the challenge, not a package module."""
+        path = self.root / "reference.py"
+        spec = importlib.util.spec_from_file_location(f"harness_challenge_{self.name}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for function in ("reference", "generate_inputs"):
+            if not callable(getattr(module, function, None)):
+                raise ChallengeError(f"{path} must define {function}()")
+        return module
+
+
+def repository_root() -> Path:
+    """Where challenges/, solutions/ and reference/ live: $HARNESS_ROOT, else the
+    nearest folder above the working directory that has challenges/, else the
+    checkout this package was installed from."""
+    if os.environ.get("HARNESS_ROOT"):
+        return Path(os.environ["HARNESS_ROOT"]).resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "challenges").is_dir():
+            return folder
+    return Path(__file__).resolve().parents[1]
+
+
+def challenge_names(root: Path | None = None) -> list[str]:
+    base = (root or repository_root()) / "challenges"
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / "challenge.toml").is_file())
+
+
+def load_challenge(name: str, root: Path | None = None) -> Challenge:
+    folder = (root or repository_root()) / "challenges" / name
+    if not (folder / "challenge.toml").is_file():
+        known = ", ".join(challenge_names(root)) or "none"
+        raise ChallengeError(f"no challenge named {name!r} (known: {known})")
+    try:
+        metadata = tomllib.loads((folder / "challenge.toml").read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ChallengeError(f"{folder / 'challenge.toml'}: {exc}") from None
+    challenge = _from_metadata(metadata, folder)
+    _check_consistency(challenge)
+    return challenge
+
+
+def _from_metadata(meta: dict[str, Any], folder: Path) -> Challenge:
+    try:
+        params = tuple(
+            Param(
+                name=p["name"],
+                role=p["role"],
+                dtype=p["dtype"],
+                shape=tuple(p.get("shape", ())),
+                axes=tuple(p.get("axes", ())),
+                min=p.get("min"),
+                max=p.get("max"),
+            )
+            for p in meta["params"]
+        )
+        tests_meta = meta["tests"]
+        tests: list[TestCase] = []
+        if "example" in tests_meta:
+            ex = tests_meta["example"]
+            tests.append(
+                TestCase(
+                    name=ex.get("name", "example"),
+                    kind="example",
+                    sizes=dict(ex["sizes"]),
+                    literal_inputs=dict(ex["inputs"]),
+                    literal_expected=dict(ex.get("expected", {})),
+                    expected_atol=ex.get("expected_atol"),
+                )
+            )
+        for kind in ("functional", "performance"):
+            entries = tests_meta.get(kind, [])
+            for entry in entries if isinstance(entries, list) else [entries]:
+                tests.append(
+                    TestCase(
+                        name=entry["name"],
+                        kind=kind,
+                        sizes=dict(entry["sizes"]),
+                        distribution=entry["distribution"],
+                        seed=int(entry["seed"]),
+                        zero=tuple(entry.get("zero", ())),
+                    )
+                )
+        return Challenge(
+            name=meta["name"],
+            title=meta.get("title", meta["name"]),
+            summary=meta.get("summary", ""),
+            root=folder,
+            params=params,
+            constraints=tuple(meta.get("constraints", ())),
+            tolerance=Tolerance(float(meta["tolerance"]["atol"]), float(meta["tolerance"]["rtol"])),
+            distributions=dict(meta.get("distributions", {})),
+            cost=dict(meta.get("cost", {})),
+            tests=tuple(tests),
+            metadata=meta,
+        )
+    except KeyError as exc:
+        raise ChallengeError(f"{folder / 'challenge.toml'}: missing key {exc}") from None
+
+
+def _check_consistency(ch: Challenge) -> None:
+    """Reject metadata the harness would otherwise trip over later, with the reason."""
+    where = ch.root / "challenge.toml"
+    size_names = {p.name for p in ch.size_params}
+    names = [p.name for p in ch.params]
+    if len(set(names)) != len(names):
+        raise ChallengeError(f"{where}: duplicate parameter names")
+    if ch.name != ch.root.name:
+        raise ChallengeError(f"{where}: name {ch.name!r} differs from its folder {ch.root.name!r}")
+    for p in ch.params:
+        if p.role not in ROLES:
+            raise ChallengeError(f"{where}: {p.name}: role must be one of {ROLES}")
+        if p.dtype not in DTYPES:
+            raise ChallengeError(f"{where}: {p.name}: dtype must be one of {tuple(DTYPES)}")
+        if p.role != "size" and not p.shape:
+            raise ChallengeError(f"{where}: array parameter {p.name} has no shape")
+        if p.axes and len(p.axes) != len(p.shape):
+            raise ChallengeError(f"{where}: {p.name}: axes and shape differ in length")
+        for dim in p.shape:
+            unknown = expressions.names_in(dim) - size_names
+            if unknown:
+                raise ChallengeError(f"{where}: {p.name}: shape uses unknown sizes {sorted(unknown)}")
+    if not ch.outputs:
+        raise ChallengeError(f"{where}: no output parameter")
+    for kind, expression in ch.cost.items():
+        if expressions.names_in(expression) - size_names:
+            raise ChallengeError(f"{where}: cost.{kind} uses names that are not sizes")
+    test_names = [t.name for t in ch.tests]
+    if len(set(test_names)) != len(test_names):
+        raise ChallengeError(f"{where}: duplicate test names")
+    input_names = {p.name for p in ch.inputs}
+    for case in ch.tests:
+        if set(case.sizes) != size_names:
+            raise ChallengeError(f"{where}: test {case.name}: sizes must name exactly {sorted(size_names)}")
+        for p in ch.size_params:
+            value = case.sizes[p.name]
+            if (p.min is not None and value < p.min) or (p.max is not None and value > p.max):
+                raise ChallengeError(f"{where}: test {case.name}: {p.name}={value} outside [{p.min}, {p.max}]")
+        if case.distribution is not None and case.distribution not in ch.distributions:
+            raise ChallengeError(f"{where}: test {case.name}: unknown distribution {case.distribution!r}")
+        if set(case.zero) - input_names:
+            raise ChallengeError(f"{where}: test {case.name}: zero names non-inputs")
+        if case.kind == "example" and set(case.literal_inputs or {}) != input_names:
+            raise ChallengeError(f"{where}: the example must give every input: {sorted(input_names)}")
+    if not ch.tests_of("performance"):
+        raise ChallengeError(f"{where}: no performance test")

@@ -1,0 +1,101 @@
+"""Test data: the inputs of a test case and the float64 outputs they must produce.
+
+Inputs are drawn by the challenge's generate_inputs, cast to the parameter
+dtypes, and the reference runs on exactly those (float32) values in float64.
+The reference runs once per case and variant; results are cached on disk so
+that every solution's child process loads them instead of recomputing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import expressions
+from .challenge import Challenge, TestCase
+from .errors import ChallengeError
+
+NUMPY_DTYPES = {"float32": np.float32, "int32": np.int32}
+
+
+@dataclass(frozen=True)
+class CaseData:
+    """Everything needed to run and check one call of solve()."""
+
+    inputs: dict[str, np.ndarray]  # in the parameter dtypes
+    expected: dict[str, np.ndarray]  # float64
+
+
+def cache_dir() -> Path:
+    """$HARNESS_CACHE, else ~/.cache/harness."""
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "harness"
+    path = Path(os.environ.get("HARNESS_CACHE", default))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def make_inputs(challenge: Challenge, case: TestCase, variant: int = 0) -> dict[str, np.ndarray]:
+    """The inputs of `case`. Variant k > 0 draws fresh values of the same
+    distribution (used to re-verify timed calls on new data at the same addresses)."""
+    if case.literal_inputs is not None:
+        if variant:
+            raise ChallengeError(f"test {case.name} has literal inputs and no variants")
+        raw = case.literal_inputs
+    else:
+        rng = np.random.default_rng([case.seed, variant])
+        raw = challenge.reference_module.generate_inputs(case.distribution, dict(case.sizes), rng)
+    inputs: dict[str, np.ndarray] = {}
+    for param in challenge.inputs:
+        if param.name not in raw:
+            raise ChallengeError(f"{challenge.name}: inputs of {case.name} lack {param.name}")
+        array = np.asarray(raw[param.name], dtype=NUMPY_DTYPES[param.dtype])
+        shape = challenge.shape(param, case.sizes)
+        if array.shape != shape:
+            raise ChallengeError(
+                f"{challenge.name}: test {case.name}: {param.name} has shape {array.shape}, expected {shape}"
+            )
+        inputs[param.name] = np.ascontiguousarray(array)
+    for name in case.zero:
+        inputs[name][...] = 0
+    for constraint in challenge.constraints:
+        if not bool(expressions.evaluate(constraint, inputs)):
+            raise ChallengeError(f"{challenge.name}: test {case.name} violates {constraint!r}")
+    return inputs
+
+
+def compute_expected(challenge: Challenge, case: TestCase, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    as_float64 = {name: array.astype(np.float64) for name, array in inputs.items()}
+    outputs = challenge.reference_module.reference(as_float64, dict(case.sizes))
+    expected: dict[str, np.ndarray] = {}
+    for param in challenge.outputs:
+        array = np.asarray(outputs[param.name], dtype=np.float64)
+        shape = challenge.shape(param, case.sizes)
+        if array.shape != shape:
+            raise ChallengeError(f"{challenge.name}: reference gives {param.name} shape {array.shape}, expected {shape}")
+        expected[param.name] = array
+    return expected
+
+
+def case_data_path(challenge: Challenge, case: TestCase, variant: int = 0) -> Path:
+    """Where the data of (case, variant) is cached; produced on first use."""
+    key = hashlib.sha256(f"{challenge.content_hash}:{case.name}:{variant}".encode()).hexdigest()[:20]
+    path = cache_dir() / "data" / challenge.name / f"{case.name}-{variant}-{key}.npz"
+    if not path.exists():
+        inputs = make_inputs(challenge, case, variant)
+        expected = compute_expected(challenge, case, inputs)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(partial, **{f"in.{k}": v for k, v in inputs.items()}, **{f"out.{k}": v for k, v in expected.items()})
+        partial.replace(path)  # atomic: concurrent harness runs never read half a file
+    return path
+
+
+def load_case_data(path: Path) -> CaseData:
+    with np.load(path) as archive:
+        inputs = {k[3:]: archive[k] for k in archive.files if k.startswith("in.")}
+        expected = {k[4:]: archive[k] for k in archive.files if k.startswith("out.")}
+    return CaseData(inputs=inputs, expected=expected)

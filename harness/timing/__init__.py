@@ -1,0 +1,1 @@
+"""Measurement: the timed loop, its stopping criteria, and the statistics of samples."""

@@ -1,0 +1,57 @@
+"""The measurement loop: call a timed closure until a criterion or the budget says stop.
+
+The number of samples depends only on the criterion, the budget and the
+clock, never on anything the solution can return, so a solution cannot steer
+how often it is measured.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .criteria import StoppingCriterion
+
+
+@dataclass(frozen=True)
+class Sample:
+    gpu_time_s: float  # device events around solve()
+    wall_time_s: float  # host clock around solve() and a device synchronise
+
+
+@dataclass(frozen=True)
+class Budget:
+    min_samples: int = 5  # never fewer, whatever the criterion or the budget says
+    max_samples: int = 2000
+    time_s: float = 5.0  # past this, stop as soon as min_samples are in
+
+
+@dataclass
+class Measurement:
+    samples: list[Sample] = field(default_factory=list)
+    stop_reason: str = ""  # "converged", "time_budget" or "max_samples"
+
+
+def measure(
+    timed_call: Callable[[], Sample],
+    criterion: StoppingCriterion,
+    budget: Budget,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Measurement:
+    result = Measurement()
+    started = clock()
+    while True:
+        sample = timed_call()
+        result.samples.append(sample)
+        criterion.add_measurement(sample.gpu_time_s)
+        count = len(result.samples)
+        if count >= budget.max_samples:
+            result.stop_reason = "max_samples"
+        elif count >= budget.min_samples and criterion.is_finished():
+            result.stop_reason = "converged"
+        elif count >= budget.min_samples and clock() - started >= budget.time_s:
+            result.stop_reason = "time_budget"
+        else:
+            continue
+        return result

@@ -1,0 +1,137 @@
+"""Correctness checks: poisoned and guarded buffers, and the elementwise comparison.
+
+Every array parameter lives inside a guarded buffer: GUARD_ELEMENTS of canary
+words on each side, checked after every call, so writes past either end are
+caught. Outputs are filled with a poison NaN before every call, so an element
+the solution never wrote is told apart from a wrong one. The functions take an
+array module (`xp`: numpy on the emulator, cupy on a GPU) so the same checks
+run where the data is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .challenge import Tolerance
+
+GUARD_ELEMENTS = 4096  # 16 KiB of canaries before and after every array
+POISON_BITS = 0x7FC0FFEE  # a quiet NaN no arithmetic produces: marks unwritten outputs
+CANARY_BITS = 0x7FCA1A57  # another such NaN: marks the guard words
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How one output compares with the float64 reference."""
+
+    output: str
+    passed: bool
+    total: int
+    mismatches: int
+    unwritten: int
+    nan_count: int
+    max_abs_error: float
+    max_rel_error: float
+    rel_l2_error: float
+    worst_index: tuple[int, ...]
+    worst_axes: tuple[str, ...]
+    worst_actual: float
+    worst_expected: float
+
+    def where(self) -> str:
+        """The worst element in the challenge's own coordinates, e.g. (b=0, t=17, d=3)."""
+        return "(" + ", ".join(f"{a}={i}" for a, i in zip(self.worst_axes, self.worst_index)) + ")"
+
+    def describe(self) -> str:
+        if self.unwritten:
+            return f"{self.output}: {self.unwritten} of {self.total} elements never written, first at {self.where()}"
+        return (
+            f"{self.output}: {self.mismatches} of {self.total} elements out of tolerance; "
+            f"worst at {self.where()}: got {self.worst_actual:.7g}, expected {self.worst_expected:.7g}; "
+            f"max abs err {self.max_abs_error:.3g}, max rel err {self.max_rel_error:.3g}, "
+            f"rel L2 err {self.rel_l2_error:.3g}"
+        )
+
+
+class GuardedArray:
+    """An array with canary words on both sides inside one allocation."""
+
+    def __init__(self, xp: Any, shape: tuple[int, ...], dtype: Any):
+        self.xp = xp
+        self.size = int(np.prod(shape, dtype=np.int64))
+        self.words = xp.empty(self.size + 2 * GUARD_ELEMENTS, dtype=xp.uint32)
+        self.words[:GUARD_ELEMENTS] = CANARY_BITS
+        self.words[GUARD_ELEMENTS + self.size :] = CANARY_BITS
+        self.array = self.words[GUARD_ELEMENTS : GUARD_ELEMENTS + self.size].view(dtype).reshape(shape)
+
+    def fill(self, values: Any) -> None:
+        self.array[...] = self.xp.asarray(values).reshape(self.array.shape)
+
+    def poison(self) -> None:
+        self.words[GUARD_ELEMENTS : GUARD_ELEMENTS + self.size] = POISON_BITS
+
+    def unwritten(self) -> Any:
+        """Mask of elements still holding the poison."""
+        body = self.words[GUARD_ELEMENTS : GUARD_ELEMENTS + self.size]
+        return (body == POISON_BITS).reshape(self.array.shape)
+
+    def guard_damage(self) -> tuple[int, int]:
+        """Number of canary words overwritten before and after the array."""
+        before = int((self.words[:GUARD_ELEMENTS] != CANARY_BITS).sum())
+        after = int((self.words[GUARD_ELEMENTS + self.size :] != CANARY_BITS).sum())
+        return before, after
+
+    @property
+    def pointer(self) -> int:
+        if hasattr(self.array, "data") and hasattr(self.array.data, "ptr"):
+            return int(self.array.data.ptr)  # cupy
+        return int(self.array.ctypes.data)  # numpy
+
+
+def compare(
+    xp: Any,
+    output: str,
+    actual: Any,
+    expected: Any,
+    tolerance: Tolerance,
+    axes: tuple[str, ...] = (),
+    unwritten: Any = None,
+) -> Comparison:
+    """Elementwise |actual - expected| <= atol + rtol*|expected|, written so that
+    NaN and inf fail. `unwritten` is the poison mask of `actual`, if known."""
+    a = actual.astype(xp.float64)
+    e = expected
+    err = xp.abs(a - e)
+    bound = tolerance.atol + tolerance.rtol * xp.abs(e)
+    ok = err <= bound  # NaN compares False, so a NaN output fails
+    total = int(a.size)
+    mismatches = total - int(ok.sum())
+    unwritten_count = int(unwritten.sum()) if unwritten is not None else 0
+    nan_count = int(xp.isnan(a).sum())
+    finite_err = xp.where(xp.isfinite(err), err, xp.inf)
+    if unwritten_count:
+        worst_flat = int(xp.argmax(unwritten.ravel()))
+    else:
+        worst_flat = int(xp.argmax((finite_err / bound).ravel())) if total else 0
+    worst_index = tuple(int(i) for i in np.unravel_index(worst_flat, a.shape)) if total else ()
+    nonzero = xp.abs(e) > 0
+    rel = xp.where(nonzero, finite_err / xp.where(nonzero, xp.abs(e), 1.0), 0.0)
+    norm_e = float(xp.linalg.norm(e.ravel()))
+    diff_norm = float(xp.linalg.norm(xp.where(xp.isfinite(a), a - e, xp.inf).ravel())) if total else 0.0
+    return Comparison(
+        output=output,
+        passed=mismatches == 0 and unwritten_count == 0,
+        total=total,
+        mismatches=mismatches,
+        unwritten=unwritten_count,
+        nan_count=nan_count,
+        max_abs_error=float(finite_err.max()) if total else 0.0,
+        max_rel_error=float(rel.max()) if total else 0.0,
+        rel_l2_error=diff_norm / norm_e if norm_e > 0 else diff_norm,
+        worst_index=worst_index,
+        worst_axes=axes or tuple(f"i{k}" for k in range(a.ndim)),
+        worst_actual=float(a.ravel()[worst_flat]) if total else 0.0,
+        worst_expected=float(e.ravel()[worst_flat]) if total else 0.0,
+    )

@@ -1,0 +1,231 @@
+"""The child process that runs one solution: `python -m harness.worker JOB.json`.
+
+It loads the solution library, runs the requested tests and the timing, and
+appends one JSON event per line to the job's event file as it goes, so that
+when it crashes, hangs or exits the parent still knows which test it was in
+and keeps every result already written. The solution may print anything on
+stdout and stderr: the parent only keeps their tails.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .calls import CallSite, Verdict
+from .challenge import Challenge, load_challenge
+from .errors import SolutionError
+from .results import TestResult, TimingResult
+from .stats import summarize
+from .testdata import load_case_data
+from .timing.criteria import make_criterion
+from .timing.loop import Budget, Sample, measure
+
+# A timed median this much above the events' median, beyond the cost of an
+# empty call, means work ran outside the timed stream (side stream, host thread).
+ESCAPE_RELATIVE = 0.25
+ESCAPE_ABSOLUTE_S = 20e-6
+
+
+class EventLog:
+    def __init__(self, path: Path):
+        self.file = open(path, "a", buffering=1)
+
+    def emit(self, event: str, **fields: Any) -> None:
+        self.file.write(json.dumps({"event": event, **fields}) + "\n")
+        self.file.flush()
+
+
+def make_runtime(backend: str) -> Any:
+    if backend == "cuda":
+        from .backends.cuda import CudaRuntime
+
+        return CudaRuntime()
+    from .backends.emu.runtime import EmuRuntime
+
+    return EmuRuntime()
+
+
+def run_tests(runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[str, Any]], log: EventLog) -> bool:
+    """The correctness tests; each case lists its data files (one per call, all
+    on the same buffers). Returns False if a backend error ended the run."""
+    for case in cases:
+        test = challenge.test(case["name"])
+        log.emit("start", test=test.name)
+        started = time.perf_counter()
+        site = CallSite(runtime.xp, challenge, test.sizes)
+        verdict, calls = Verdict(True), 0
+        for data_path in case["data"]:
+            data = load_case_data(Path(data_path))
+            site.load(data.inputs, data.expected)
+            calls += 1
+            try:
+                site.prepare()
+                solve(*site.arguments())
+                runtime.check()
+                verdict = site.verify()
+            except runtime.error_types as error:
+                return _backend_failure(log, test, calls, started, error)
+            if not verdict.passed:
+                if calls > 1:
+                    verdict.message = f"call {calls} of {len(case['data'])} on the same buffers: {verdict.message}"
+                break
+        log.emit(
+            "test",
+            result=asdict(
+                TestResult(
+                    name=test.name,
+                    kind=test.kind,
+                    sizes=test.sizes,
+                    passed=verdict.passed,
+                    reason=verdict.reason,
+                    message=verdict.message,
+                    comparisons=verdict.comparisons,
+                    calls=calls,
+                    duration_s=time.perf_counter() - started,
+                )
+            ),
+        )
+    return True
+
+
+def _backend_failure(log: EventLog, test: Any, calls: int, started: float, error: Exception) -> bool:
+    reason = getattr(error, "reason", "cuda_error")
+    log.emit(
+        "test",
+        result=asdict(
+            TestResult(
+                name=test.name,
+                kind=test.kind,
+                sizes=test.sizes,
+                passed=False,
+                reason=reason,
+                message=str(error),
+                calls=calls,
+                duration_s=time.perf_counter() - started,
+            )
+        ),
+    )
+    return False
+
+
+def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, Any], log: EventLog) -> None:
+    """Time the performance test. Every timed call runs on one of several data
+    sets at the same addresses and is verified, so caching, call counting and
+    skipped work fail instead of looking fast."""
+    spec = job["timing"]
+    test = challenge.test(spec["name"])
+    log.emit("start", test=test.name, phase="timing")
+    started = time.perf_counter()
+    site = CallSite(runtime.xp, challenge, test.sizes)
+    data_sets = []
+    for path in spec["data"]:
+        data = load_case_data(Path(path))
+        data_sets.append(({k: runtime.xp.asarray(v) for k, v in data.inputs.items()}, {k: runtime.xp.asarray(v) for k, v in data.expected.items()}))
+    failure: list[Verdict] = []
+    calls = 0
+
+    def timed() -> Sample:
+        nonlocal calls
+        site.load(*data_sets[calls % len(data_sets)])
+        site.prepare()
+        calls += 1
+        sample = runtime.timed_call(lambda: solve(*site.arguments()))
+        verdict = site.verify()
+        if not verdict.passed:
+            verdict.message = f"timed call {calls}: {verdict.message}"
+            failure.append(verdict)
+            raise _StopTiming
+        return sample
+
+    try:
+        timed()  # warm-up: module load, lazy allocations; verified, not recorded
+        budget = Budget(min_samples=spec["min_samples"], max_samples=spec["max_samples"], time_s=spec["budget_s"])
+        measurement = measure(timed, make_criterion(spec["criterion"]), budget)
+    except _StopTiming:
+        verdict = failure[0]
+        _emit_test(log, test, verdict.passed, verdict.reason, verdict.message, calls, started)
+        return
+    except runtime.error_types as error:
+        _backend_failure(log, test, calls, started, error)
+        return
+    gpu = [s.gpu_time_s for s in measurement.samples]
+    wall = [s.wall_time_s for s in measurement.samples]
+    overhead = runtime.call_overhead()
+    escaped = _escaped(gpu, wall, overhead)
+    _emit_test(
+        log,
+        test,
+        not escaped,
+        "timing_escape" if escaped else None,
+        (
+            f"host wall time {summarize(wall).median * 1e6:.1f} us per call against {summarize(gpu).median * 1e6:.1f} us "
+            f"on the timed stream (empty call: {overhead * 1e6:.1f} us): work runs outside the timer"
+        )
+        if escaped
+        else "",
+        calls,
+        started,
+    )
+    timing = TimingResult(
+        test=test.name,
+        sizes=test.sizes,
+        gpu_time_s=gpu,
+        wall_time_s=wall,
+        call_overhead_s=overhead,
+        stop_reason=measurement.stop_reason,
+        bytes_moved=challenge.cost_of("bytes", test.sizes),
+        copy_bandwidth_bytes_per_s=runtime.copy_bandwidth() if spec.get("copy_bandwidth", True) else None,
+        escaped=escaped,
+        device=runtime.device_name,
+    )
+    log.emit("timing", result=asdict(timing))
+
+
+class _StopTiming(Exception):
+    pass
+
+
+def _escaped(gpu: list[float], wall: list[float], overhead: float) -> bool:
+    gpu_median, wall_median = summarize(gpu).median, summarize(wall).median
+    return wall_median > gpu_median + overhead + max(ESCAPE_ABSOLUTE_S, ESCAPE_RELATIVE * gpu_median)
+
+
+def _emit_test(log: EventLog, test: Any, passed: bool, reason: str | None, message: str, calls: int, started: float) -> None:
+    result = TestResult(test.name, test.kind, test.sizes, passed, reason, message, [], calls, time.perf_counter() - started)
+    log.emit("test", result=asdict(result))
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text())
+    log = EventLog(Path(job["events"]))
+    challenge = load_challenge(job["challenge"], Path(job["root"]))
+    runtime = make_runtime(job["backend"])
+    log.emit("ready", device=runtime.device_name)
+    try:
+        solve = runtime.load(Path(job["library"]), challenge)
+    except SolutionError as error:
+        log.emit("error", reason=error.reason, message=str(error))
+        return 0
+    if run_tests(runtime, solve, challenge, job["tests"], log) and job.get("timing"):
+        run_timing(runtime, solve, challenge, job, log)
+    log.emit("done")
+    return 0
+
+
+def _main_reporting_failures(job_path: str) -> int:
+    """A failure of the worker itself (not of the solution) is reported as such."""
+    try:
+        return main(job_path)
+    except Exception as error:  # noqa: BLE001 - the parent must learn why, whatever it was
+        job = json.loads(Path(job_path).read_text())
+        EventLog(Path(job["events"])).emit("fatal", message=f"{type(error).__name__}: {error}")
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(_main_reporting_failures(sys.argv[1]))

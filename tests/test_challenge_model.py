@@ -1,0 +1,83 @@
+"""The challenge format: loading, consistency checks, and completeness of every
+challenge in the repository (spec, reference, starter, tests)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.build.signature import check_signature
+from harness.challenge import challenge_names, load_challenge
+from harness.errors import ChallengeError
+
+REPO = Path(__file__).resolve().parents[1]
+ALL = challenge_names(REPO)
+
+
+def test_the_repository_has_the_headline_challenge():
+    assert "ssm_selective_scan" in ALL
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_challenge_folder_is_complete(name):
+    challenge = load_challenge(name, REPO)
+    assert challenge.spec_path.read_text().strip()
+    assert challenge.tests_of("example") and challenge.tests_of("functional") and challenge.tests_of("performance")
+    assert set(challenge.distributions) >= {t.distribution for t in challenge.tests if t.distribution}
+    for kind in ("bytes",):
+        assert challenge.cost_of(kind, challenge.tests_of("performance")[0].sizes) > 0
+    # the starter declares exactly the signature the harness calls
+    check_signature(challenge.starter_path.read_text(), challenge)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_spec_states_the_signature_and_tolerance(name):
+    challenge = load_challenge(name, REPO)
+    spec = " ".join(challenge.spec_path.read_text().split())
+    for param in challenge.params:
+        assert param.name in spec
+    assert "tolerance" in spec.lower()
+
+
+def test_ssm_signature_is_the_leetgpu_one():
+    challenge = load_challenge("ssm_selective_scan", REPO)
+    assert challenge.signature() == (
+        'extern "C" void solve(const float* u, const float* delta, const float* A, const float* B, '
+        "const float* C, const float* skip, float* y, int batch, int seq_len, int d_model, int d_state)"
+    )
+    y = next(p for p in challenge.params if p.name == "y")
+    assert challenge.shape(y, {"batch": 4, "seq_len": 4096, "d_model": 512, "d_state": 16}) == (4, 4096, 512)
+
+
+def copy_challenge(tmp_path: Path, edit) -> Path:
+    """A copy of ssm_selective_scan with its toml edited, in a fresh root."""
+    folder = tmp_path / "challenges" / "ssm_selective_scan"
+    shutil.copytree(REPO / "challenges" / "ssm_selective_scan", folder)
+    toml = folder / "challenge.toml"
+    toml.write_text(edit(toml.read_text()))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.replace('role = "output"', 'role = "result"', 1), "role must be one of"),
+        (lambda t: t.replace('"d_model"]', '"d_modle"]', 1), "unknown sizes"),
+        (lambda t: t.replace("[tests.performance]", "[tests.unused]"), "no performance test"),
+        (lambda t: t.replace('name = "ssm_selective_scan"', 'name = "other"'), "differs from its folder"),
+        (lambda t: t + "\n[[tests.functional]]\nname = 'x'\nsizes = { batch = 99, seq_len = 1, d_model = 1, d_state = 1 }\ndistribution = 'moderate'\nseed = 1\n", "outside"),
+        (lambda t: t + "\n[[tests.functional]]\nname = 'y'\nsizes = { batch = 1, seq_len = 1, d_model = 1, d_state = 1 }\ndistribution = 'nonexistent'\nseed = 1\n", "unknown distribution"),
+        (lambda t: t.replace("[tolerance]", "[tolerances]"), "missing key"),
+    ],
+)
+def test_inconsistent_metadata_is_rejected_with_a_reason(tmp_path, edit, message):
+    root = copy_challenge(tmp_path, edit)
+    with pytest.raises(ChallengeError, match=message):
+        load_challenge("ssm_selective_scan", root)
+
+
+def test_unknown_challenge_lists_the_known_ones():
+    with pytest.raises(ChallengeError, match="ssm_selective_scan"):
+        load_challenge("no_such_challenge", REPO)

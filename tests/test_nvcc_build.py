@@ -1,0 +1,71 @@
+"""Building with nvcc: command line, diagnostics, cache and symbol checks.
+The compile tests need nvcc (no GPU) and skip without it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.build import nvcc
+from harness.errors import CompileError, MissingSymbol
+
+REPO = Path(__file__).resolve().parents[1]
+needs_nvcc = pytest.mark.skipif(
+    not any(shutil.which(p) for p in ("nvcc", "/usr/local/cuda/bin/nvcc")), reason="nvcc is not installed"
+)
+
+
+def test_compile_command_builds_a_shared_library_for_the_arch():
+    command = nvcc.compile_command(Path("/cuda/nvcc"), [Path("a.cu"), Path("shim.cu")], Path("out.so"), "sm_90", ("-O3",))
+    assert command[:2] == ["/cuda/nvcc", "-O3"]
+    assert "-arch=sm_90" in command and "-shared" in command
+    assert command[command.index("-Xcompiler") + 1] == "-fPIC"
+    assert command[-2:] == ["a.cu", "shim.cu"] and command[command.index("-o") + 1] == "out.so"
+
+
+def test_diagnostics_are_file_line_message():
+    log = (
+        'sol.cu(12): error: identifier "x" is undefined\n'
+        "sol.cu:30:5: error: expected ';' before '}' token\n"
+        "1 error detected in the compilation of \"sol.cu\".\n"
+    )
+    assert nvcc.parse_diagnostics(log) == [
+        'sol.cu:12: error: identifier "x" is undefined',
+        "sol.cu:30: error: expected ';' before '}' token",
+    ]
+
+
+def test_build_key_changes_with_every_input():
+    base = nvcc.build_key(b"src", ("-O3",), "sm_90", "13.0.88")
+    assert base == nvcc.build_key(b"src", ("-O3",), "sm_90", "13.0.88")
+    assert len({base, nvcc.build_key(b"src2", ("-O3",), "sm_90", "13.0.88"), nvcc.build_key(b"src", ("-O2",), "sm_90", "13.0.88"),
+                nvcc.build_key(b"src", ("-O3",), "sm_80", "13.0.88"), nvcc.build_key(b"src", ("-O3",), "sm_90", "12.8.0")}) == 5
+
+
+@needs_nvcc
+def test_starter_builds_and_is_cached(tmp_path):
+    starter = REPO / "challenges" / "ssm_selective_scan" / "starter.cu"
+    library = nvcc.build_library(starter, tmp_path, "sm_90")
+    assert library.is_file()
+    mtime = library.stat().st_mtime_ns
+    assert nvcc.build_library(starter, tmp_path, "sm_90") == library and library.stat().st_mtime_ns == mtime
+
+
+@needs_nvcc
+def test_compile_error_points_at_the_solution_line(tmp_path):
+    broken = tmp_path / "broken.cu"
+    broken.write_text('extern "C" void solve(float* y, int n) {\n    y[0] = undefined_name;\n}\n')
+    with pytest.raises(CompileError) as caught:
+        nvcc.build_library(broken, tmp_path, "sm_90")
+    assert f"{broken}:2: error" in caught.value.diagnostics[0]
+    assert "undefined_name" in str(caught.value)
+
+
+@needs_nvcc
+def test_mangled_solve_is_a_missing_symbol_with_a_hint(tmp_path):
+    mangled = tmp_path / "mangled.cu"
+    mangled.write_text("void solve(float* y, int n) { y[0] = n; }\n")
+    with pytest.raises(MissingSymbol, match='extern "C"'):
+        nvcc.build_library(mangled, tmp_path, "sm_90")

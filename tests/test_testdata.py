@@ -1,0 +1,48 @@
+"""Test data: generated inputs respect the challenge, are deterministic, and the
+cached data equals a fresh computation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.challenge import challenge_names, load_challenge
+from harness.testdata import case_data_path, compute_expected, load_case_data, make_inputs
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", challenge_names(REPO))
+def test_every_generated_case_has_valid_inputs(name):
+    challenge = load_challenge(name, REPO)
+    for case in challenge.tests_of("example", "functional"):
+        inputs = make_inputs(challenge, case)  # raises if a constraint or shape is violated
+        for param in challenge.inputs:
+            assert inputs[param.name].shape == challenge.shape(param, case.sizes)
+            assert inputs[param.name].dtype == np.dtype(param.dtype)
+            assert np.isfinite(inputs[param.name]).all()
+        for zeroed in case.zero:
+            assert not inputs[zeroed].any()
+
+
+def test_inputs_are_deterministic_and_variants_differ():
+    challenge = load_challenge("ssm_selective_scan", REPO)
+    case = challenge.tests_of("functional")[0]
+    first, again, other = make_inputs(challenge, case), make_inputs(challenge, case), make_inputs(challenge, case, variant=1)
+    assert all(np.array_equal(first[k], again[k]) for k in first)
+    assert any(not np.array_equal(first[k], other[k]) for k in first if first[k].size > 1)
+
+
+def test_cached_case_data_round_trips():
+    challenge = load_challenge("ssm_selective_scan", REPO)
+    case = challenge.tests_of("example")[0]
+    path = case_data_path(challenge, case)
+    assert path == case_data_path(challenge, case)  # second call finds the cache
+    data = load_case_data(path)
+    inputs = make_inputs(challenge, case)
+    expected = compute_expected(challenge, case, inputs)
+    assert all(np.array_equal(data.inputs[k], inputs[k]) for k in inputs)
+    assert all(np.array_equal(data.expected[k], expected[k]) for k in expected)
+    assert data.expected["y"].dtype == np.float64
