@@ -97,11 +97,16 @@ def failure_lines(results: list[SolutionResult]) -> list[str]:
     return lines
 
 
+def _figure(value: float) -> str:
+    """Three significant figures, but no exponent for numbers in the hundreds and up."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def timing_cells(result: SolutionResult, ref_median: float | None) -> list[str]:
     summary = timing_summary(result)
     if summary is None or result.timing is None:
         return ["-"] * 7
-    speedup = f"{ref_median / summary.median:.2f}x" if ref_median else "-"
+    speedup = _figure(ref_median / summary.median) + "x" if ref_median else "-"
     moved = result.timing.bytes_moved
     rate = moved / summary.median if moved else None
     copy = result.timing.copy_bandwidth_bytes_per_s
@@ -110,8 +115,8 @@ def timing_cells(result: SolutionResult, ref_median: float | None) -> list[str]:
         f"{summary.cv * 100:.1f}%",
         format_time(summary.minimum),
         "ref" if result.is_reference else speedup,
-        f"{rate / 1e9:.0f}" if rate else "-",
-        f"{100 * rate / copy:.0f}%" if rate and copy else "-",
+        _figure(rate / 1e9) if rate else "-",
+        _figure(100 * rate / copy) + "%" if rate and copy else "-",
         str(summary.count),
     ]
 

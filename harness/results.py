@@ -34,6 +34,8 @@ REASONS = {
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class, despite the name
+
     name: str
     kind: str
     sizes: dict[str, int]
