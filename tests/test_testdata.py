@@ -29,10 +29,10 @@ def test_every_generated_case_has_valid_inputs(name):
 
 def test_inputs_are_deterministic_and_variants_differ():
     challenge = load_challenge("ssm_selective_scan", REPO)
-    case = challenge.tests_of("functional")[0]
+    case = max(challenge.tests_of("functional"), key=lambda c: c.sizes["batch"] * c.sizes["seq_len"])
     first, again, other = make_inputs(challenge, case), make_inputs(challenge, case), make_inputs(challenge, case, variant=1)
     assert all(np.array_equal(first[k], again[k]) for k in first)
-    assert any(not np.array_equal(first[k], other[k]) for k in first if first[k].size > 1)
+    assert all(not np.array_equal(first[k], other[k]) for k in first)
 
 
 def test_cached_case_data_round_trips():
