@@ -30,7 +30,10 @@ def evaluate_one(challenge, name: str, **options) -> SolutionResult:
 
 
 def test_faulty_solutions_each_get_their_reason_in_one_run(challenge):
-    names = ["wrong_no_state.cu", "out_of_bounds.cu", "host_crash.cu", "illegal_address.cu", "hang.cu", "correct_sequential.cu"]
+    names = [
+        "wrong_no_state.cu", "out_of_bounds.cu", "host_crash.cu", "illegal_address.cu", "hang.cu",
+        "exit_in_solve.cu", "stdout_flood.cu", "correct_sequential.cu",
+    ]
     results = evaluate(challenge, [FIXTURES / n for n in names], Options(time=False, timeout_s=30), REPO)
     reasons = {Path(r.solution).name: r.reason for r in results}
     assert reasons == {
@@ -39,6 +42,8 @@ def test_faulty_solutions_each_get_their_reason_in_one_run(challenge):
         "host_crash.cu": "crash",
         "illegal_address.cu": "cuda_error",
         "hang.cu": "timeout",
+        "exit_in_solve.cu": "exited",
+        "stdout_flood.cu": None,
         "correct_sequential.cu": None,
     }
     by_name = {Path(r.solution).name: r for r in results}
@@ -46,6 +51,9 @@ def test_faulty_solutions_each_get_their_reason_in_one_run(challenge):
     assert "SIGSEGV" in by_name["host_crash.cu"].message
     assert "cudaErrorIllegalAddress" in by_name["illegal_address.cu"].message
     assert "example" in by_name["hang.cu"].message  # names the test it hung in
+    assert "status 3" in by_name["exit_in_solve.cu"].message
+    flood = by_name["stdout_flood.cu"]
+    assert flood.passed and flood.stdout_bytes > 1_000_000 and flood.stdout_tail.endswith("}\n")
     wrong = by_name["wrong_no_state.cu"].tests[0]
     assert wrong.comparisons[0].worst_axes == ("b", "t", "d")
     assert wrong.comparisons[0].mismatches > 0

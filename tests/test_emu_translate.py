@@ -1,0 +1,64 @@
+"""emu translator: source rewrites keep lines and catch unsupported features."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.backends.emu.translate import blank_comments_and_strings, translate
+from harness.errors import UnsupportedFeature
+
+
+def body(text: str) -> str:
+    out = translate(text, "k.cu")
+    first, rest = out.split("\n", 1)
+    assert first == '#line 1 "k.cu"'
+    return rest
+
+
+def test_launch_rewrite_keeps_line_count_and_evaluates_args_once() -> None:
+    src = "void f(float* p, int n) {\n  k<<<dim3(2, 2),\n     128, 0, 0>>>(p,\n n);\n  g();\n}\n"
+    out = body(src)
+    assert out.count("\n") == src.count("\n")
+    assert out.splitlines()[4] == "  g();"
+    assert '::harness_emu::Launcher(__FILE__, __LINE__, "k", dim3(2, 2),' in out
+    assert "[&](auto&&... __emu_a) { k(__emu_a...); }, p," in out
+
+
+def test_template_and_qualified_kernel_names() -> None:
+    out = body("void f() { ns::scan<float, 4><<<1, 32>>>(); a::b<T<2>><<<g, b, s>>>(x); }\n")
+    assert '"ns::scan<float, 4>", 1, 32)([&](auto&&... __emu_a) { ns::scan<float, 4>(__emu_a...); })' in out
+    assert '"a::b<T<2>>", g, b, s)' in out
+
+
+def test_extern_shared_becomes_dynamic_buffer() -> None:
+    out = body("__global__ void k() {\n  extern __shared__ __align__(16) float smem[];\n  static __shared__ int x;\n}\n")
+    assert "float* const smem = reinterpret_cast<float*>(::harness_emu::dyn_smem);" in out
+    assert "__shared__ int x;" in out and "static __shared__" not in out
+
+
+def test_comments_and_strings_are_ignored() -> None:
+    src = '// asm("nop") k<<<1,1>>>()\nconst char* s = "asm(x) <<<";\n/* wmma:: */\n'
+    assert body(src) == src
+    blank = blank_comments_and_strings(src)
+    assert len(blank) == len(src) and "asm" not in blank and blank.count("\n") == src.count("\n")
+
+
+@pytest.mark.parametrize("code, feature, line", [
+    ("__global__ void k() {\n asm volatile(\"trap;\");\n}", "inline PTX assembly (asm)", 2),
+    ("#include <mma.h>\n", "tensor-core intrinsics (wmma/mma)", 1),
+    ("using namespace nvcuda;\n\nwmma::fragment<int> f;", "tensor-core intrinsics (wmma/mma)", 1),
+    ("__global__ void k() {\n\n auto g = cooperative_groups::this_grid(); g.sync();\n}", "cooperative-groups grid synchronization (this_grid/grid.sync)", 3),
+    ("__global__ void child() {}\n__global__ void parent() {\n child<<<1, 1>>>();\n}", "dynamic parallelism (kernel launch in device code)", 3),
+    ("texture<float, 1> t;", "textures/surfaces", 1),
+    ("__global__ void k(cudaTextureObject_t t) {}", "textures/surfaces", 1),
+    ("#include <cub/cub.cuh>", "CUB/Thrust/libcu++/CUTLASS headers", 1),
+])
+def test_unsupported_features(code: str, feature: str, line: int) -> None:
+    with pytest.raises(UnsupportedFeature) as info:
+        translate(code, "k.cu")
+    assert str(info.value) == f"not supported on emu: {feature} at k.cu:{line}"
+
+
+def test_host_launch_next_to_device_function_is_fine() -> None:
+    src = "__device__ int sq(int x) { return x * x; }\n__global__ void k() {}\nvoid h() { k<<<1, 1>>>(); }\n"
+    assert "Launcher" in body(src)
