@@ -58,6 +58,7 @@ def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--arch", default=None, help="nvcc target, e.g. sm_90 (default: read from the GPU)."),
         click.option("--nvcc-flags", default="-O3", show_default=True, help="Flags passed to nvcc, space separated."),
         click.option("--gpu", type=int, default=0, show_default=True, help="Index of the GPU to run on."),
+        click.option("--sanitize", is_flag=True, help="emu: build with AddressSanitizer; out-of-bounds accesses are reported with file:line."),
         json_option,
     ]
     for option in reversed(options):
@@ -141,6 +142,8 @@ def _evaluate_and_report(
     chosen, note = resolve_backend(backend)
     if note:
         stderr.print(note)
+    if settings.get("sanitize") and chosen == "cuda":
+        raise UsageFailure("--sanitize runs on the emu backend (--backend emu --sanitize)")
     if chosen != "cuda" and time and not check:
         raise UsageFailure("timing needs a GPU: the emu backend checks correctness only")
     if chosen != "cuda" and time:

@@ -49,6 +49,7 @@ class Options:
     arch: str | None = None  # e.g. sm_90; default: read from the GPU
     nvcc_flags: tuple[str, ...] = nvcc.DEFAULT_FLAGS
     gpu: int = 0
+    sanitize: bool = False  # emu: AddressSanitizer build, out-of-bounds accesses reported with file:line
 
 
 def discover_solutions(challenge: Challenge, root: Path) -> list[Path]:
@@ -147,7 +148,7 @@ def build_library(path: Path, options: Options) -> Path:
     if options.backend == "emu":
         from .backends.emu import build_emu_library
 
-        return build_emu_library(path, cache_dir())
+        return build_emu_library(path, cache_dir(), sanitize=options.sanitize)
     arch = options.arch or _device_arch(options.gpu)
     return nvcc.build_library(path, cache_dir(), arch, options.nvcc_flags)
 
@@ -209,7 +210,7 @@ def run_solution(
         job_path = Path(scratch) / "job.json"
         job_path.write_text(json.dumps(job))
         env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(options.gpu), PYTHONUNBUFFERED="1")
-        if options.backend == "emu":
+        if options.sanitize:
             from .backends.emu import sanitizer_env
 
             env.update(sanitizer_env())

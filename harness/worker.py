@@ -45,7 +45,7 @@ def make_runtime(backend: str) -> Any:
         from .backends.cuda import CudaRuntime
 
         return CudaRuntime()
-    from .backends.emu.runtime import EmuRuntime
+    from .backends.emu.host import EmuRuntime
 
     return EmuRuntime()
 
@@ -68,6 +68,8 @@ def run_tests(runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[s
                 solve(*site.arguments())
                 runtime.check()
                 verdict = site.verify()
+                if verdict.passed:
+                    verdict = race_under_other_schedules(runtime, solve, site) or verdict
             except runtime.error_types as error:
                 return _backend_failure(log, test, calls, started, error)
             if not verdict.passed:
@@ -91,6 +93,21 @@ def run_tests(runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[s
             ),
         )
     return True
+
+
+def race_under_other_schedules(runtime: Any, solve: Any, site: CallSite) -> Verdict | None:
+    """Where the backend lets us order threads (emu), repeat a passing call under
+    the other orders: a result that holds for one order only is a race."""
+    for name in runtime.recheck_schedules:
+        with runtime.schedule(name):
+            site.prepare()
+            solve(*site.arguments())
+            runtime.check()
+            again = site.verify()
+        if not again.passed:
+            message = f"passes with threads run in forward order, fails in {name} order (missing barrier?): {again.message}"
+            return Verdict(False, "race", message, again.comparisons)
+    return None
 
 
 def _backend_failure(log: EventLog, test: Any, calls: int, started: float, error: Exception) -> bool:

@@ -227,3 +227,12 @@ def test_device_printf_reaches_stdout(cache: Path) -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [f"block {b} of 3 says 5 (2.50)" for b in range(3)] + ["after"]
+
+
+def test_cooperative_groups_tiles(cache: Path) -> None:
+    sol = load("coop_groups.cu", cache)
+    x = (np.arange(128, dtype=np.int32) * 3 % 17).astype(np.int32)
+    out = np.zeros(8 + 128, np.int32)
+    sol(x, out)
+    np.testing.assert_array_equal(out[:8], x.reshape(8, 16).sum(1))
+    np.testing.assert_array_equal(out[8:], np.repeat(x[::16], 16))

@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from ..challenge import Challenge
-from ..errors import MissingSymbol
 from ..timing.loop import Sample
+from .library import load_solve
 
 COPY_BANDWIDTH_BYTES = 1 << 30  # large against the 50-60 MB L2 of current GPUs
 
@@ -21,20 +21,6 @@ class CudaError(RuntimeError):
     def __init__(self, name: str, text: str):
         super().__init__(f"{name}: {text}")
         self.name = name
-
-
-def load_library(library: Path, challenge: Challenge) -> tuple[ctypes.CDLL, Callable[..., None]]:
-    lib = ctypes.CDLL(str(library), mode=ctypes.RTLD_LOCAL)
-    try:
-        solve = lib.solve
-    except AttributeError:
-        raise MissingSymbol("the library exports no `solve` symbol") from None
-    solve.argtypes = [ctypes.c_int if p.role == "size" else ctypes.c_void_p for p in challenge.params]
-    solve.restype = None
-    lib.harness_sync_and_check.restype = ctypes.c_int
-    lib.harness_error_name.restype = ctypes.c_char_p
-    lib.harness_error_string.restype = ctypes.c_char_p
-    return lib, solve
 
 
 class CudaRuntime:
@@ -55,9 +41,13 @@ class CudaRuntime:
         self._lib: ctypes.CDLL | None = None
         # Errors that end a run: the solution's own, and a sticky one CuPy meets first.
         self.error_types = (CudaError, cupy.cuda.runtime.CUDARuntimeError)
+        self.recheck_schedules: tuple[str, ...] = ()  # the GPU's schedule is not ours to choose
 
     def load(self, library: Path, challenge: Challenge) -> Callable[..., None]:
-        self._lib, solve = load_library(library, challenge)
+        self._lib, solve = load_solve(library, challenge)
+        self._lib.harness_sync_and_check.restype = ctypes.c_int
+        self._lib.harness_error_name.restype = ctypes.c_char_p
+        self._lib.harness_error_string.restype = ctypes.c_char_p
         return solve
 
     def check(self) -> None:

@@ -26,7 +26,7 @@ DEFAULT_FLAGS = ("-O3",)
 COMPILE_TIMEOUT_S = 300
 
 # nvcc front end: "file.cu(12): error: ..."; host compiler: "file.cu:12:5: error: ..."
-_NVCC_DIAG = re.compile(r"^(?P<file>[^\s:()][^:()]*)\((?P<line>\d+)\): (?P<msg>(?:error|warning).*)$")
+_NVCC_DIAG = re.compile(r"^(?P<file>[^\s:()][^:()]*)\((?P<line>\d+)\): (?P<msg>(?:catastrophic error|error|warning).*)$")
 _GCC_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)? (?P<msg>(?:error|fatal error|warning).*)$")
 
 
@@ -87,6 +87,11 @@ def parse_diagnostics(text: str) -> list[str]:
     return found
 
 
+def error_diagnostics(text: str) -> list[str]:
+    """Only the errors among the compiler's messages, as "file:line: message"."""
+    return [d for d in parse_diagnostics(text) if "error" in d.split(": ", 1)[1].split(":", 1)[0]]
+
+
 def build_key(source_text: bytes, flags: tuple[str, ...], arch: str, version: str) -> str:
     digest = hashlib.sha256()
     for part in (source_text, SHIM.read_bytes(), " ".join(flags).encode(), arch.encode(), version.encode()):
@@ -112,7 +117,7 @@ def build_library(source: Path, cache: Path, arch: str, flags: tuple[str, ...] =
             raise CompileError(f"nvcc did not finish within {COMPILE_TIMEOUT_S} s") from None
         if done.returncode != 0:
             log = (done.stderr + done.stdout).strip()
-            diagnostics = [d for d in parse_diagnostics(log) if "error" in d.split(": ", 1)[1]]
+            diagnostics = error_diagnostics(log)
             summary = diagnostics[0] if diagnostics else (log.splitlines() or ["nvcc failed"])[-1]
             raise CompileError(summary, diagnostics or log.splitlines()[-20:])
         _require_solve_symbol(partial)

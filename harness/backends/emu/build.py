@@ -1,0 +1,153 @@
+"""Build a CUDA solution into a shared library that runs on the CPU.
+
+Steps: (1) if nvcc is installed, compile the .cu for sm_90 so that code a GPU
+compiler rejects is rejected here too; (2) translate it (translate.py);
+(3) compile the translation with g++ and the runtime header force-included.
+Libraries are cached by a hash of everything that affects them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ...build import nvcc as nvcc_tools
+from ...build.nvcc import error_diagnostics
+from ...errors import CompileError, ToolNotFound
+from .translate import translate
+
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+RUNTIME_HEADER = RUNTIME_DIR / "emu_cuda.h"
+SHIM_INCLUDE_DIR = RUNTIME_DIR / "include"
+NVCC_ARCH = "sm_90"
+COMPILE_TIMEOUT_S = 300
+
+CXX_FLAGS = [
+    "-std=c++17", "-O2", "-fPIC", "-shared",
+    "-fno-strict-aliasing",  # solutions pun float/int/float4 through pointers
+    "-fno-threadsafe-statics",  # __shared__ statics: one host thread runs blocks
+    "-fmax-errors=30",
+]
+SANITIZE_FLAGS = ["-fsanitize=address", "-fno-omit-frame-pointer", "-g", "-O1"]
+
+
+
+def find_cxx() -> str:
+    cxx = os.environ.get("HARNESS_EMU_CXX") or shutil.which("g++")
+    if not cxx:
+        raise ToolNotFound("the emu backend needs g++ (apt install g++)")
+    return cxx
+
+
+def find_nvcc() -> str | None:
+    """The harness's nvcc, or None: without one the GPU compiler's check is skipped."""
+    try:
+        return str(nvcc_tools.find_nvcc())
+    except ToolNotFound:
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def _tool_version(tool: str) -> str:
+    try:
+        return subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def _runtime_digest() -> str:
+    h = hashlib.sha256()
+    files = sorted(RUNTIME_DIR.rglob("*.h")) + [Path(__file__), Path(__file__).parent / "translate.py"]
+    for f in files:
+        h.update(str(f.relative_to(Path(__file__).parent)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(source_text: str, cxx: str, sanitize: bool) -> str:
+    h = hashlib.sha256()
+    for part in (source_text, _runtime_digest(), _tool_version(cxx), str(sanitize), " ".join(CXX_FLAGS)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def nvcc_check(source: Path, nvcc: str) -> None:
+    """Reject what the GPU compiler rejects (device and host code)."""
+    with tempfile.TemporaryDirectory(prefix="harness-emu-nvcc-") as tmp:
+        cmd = [nvcc, "-c", f"-arch={NVCC_ARCH}", "-I", str(source.parent), "-o", str(Path(tmp) / "check.o"), str(source)]
+        try:
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"nvcc timed out after {COMPILE_TIMEOUT_S} s on {source}") from None
+    if run.returncode != 0:
+        output = (run.stderr + run.stdout).strip()
+        diags = error_diagnostics(output)
+        raise CompileError(f"nvcc rejected {source.name}:\n{output}", diags)
+
+
+def build_emu_library(source: Path, cache_dir: Path, *, sanitize: bool = False) -> Path:
+    """Translate and compile `source` for the CPU; the path of the cached .so.
+
+    Raises CompileError (diagnostics point at the .cu file), UnsupportedFeature
+    and ToolNotFound (no g++). HARNESS_EMU_SKIP_NVCC=1 skips the nvcc check.
+    """
+    source = Path(source).resolve()
+    text = source.read_text(encoding="utf-8", errors="replace")
+    cxx = find_cxx()
+    key = cache_key(text, cxx, sanitize)
+    cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    library = cache_dir / f"{source.stem}-emu{'-asan' if sanitize else ''}-{key}.so"
+    if library.is_file():
+        return library
+
+    nvcc = None if os.environ.get("HARNESS_EMU_SKIP_NVCC") == "1" else find_nvcc()
+    if nvcc:
+        nvcc_check(source, nvcc)
+    translated = translate(text, str(source))
+    cpp = cache_dir / f"{source.stem}-emu-{key}.cpp"
+    cpp.write_text(translated, encoding="utf-8")
+
+    fd, tmp_name = tempfile.mkstemp(prefix=library.stem + ".", suffix=".so.tmp", dir=cache_dir)
+    os.close(fd)
+    cmd = [cxx, *CXX_FLAGS, *(SANITIZE_FLAGS if sanitize else []),
+           "-I", str(SHIM_INCLUDE_DIR), "-I", str(RUNTIME_DIR), "-iquote", str(source.parent),
+           "-include", str(RUNTIME_HEADER), "-x", "c++", str(cpp), "-o", tmp_name]
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.unlink(tmp_name)
+        raise CompileError(f"g++ timed out after {COMPILE_TIMEOUT_S} s on {source}") from None
+    if run.returncode != 0:
+        os.unlink(tmp_name)
+        output = (run.stderr + run.stdout).strip()
+        raise CompileError(f"g++ (emu) rejected {source.name}:\n{output}", error_diagnostics(output))
+    os.replace(tmp_name, library)  # atomic: concurrent builds of one source agree
+    return library
+
+
+@functools.lru_cache(maxsize=None)
+def _libasan_path(cxx: str) -> str:
+    out = subprocess.run([cxx, "-print-file-name=libasan.so"], capture_output=True, text=True, timeout=60).stdout.strip()
+    return os.path.realpath(out) if out and os.path.isabs(out) else ""
+
+
+def sanitizer_env() -> dict[str, str]:
+    """Environment a child process needs to load a `sanitize=True` library
+    through ctypes: the ASan runtime must be the first library loaded, which
+    for a Python interpreter means LD_PRELOAD; leak checking is off because
+    the interpreter itself "leaks" at exit."""
+    lib = _libasan_path(find_cxx())
+    if not lib or not os.path.exists(lib):
+        raise ToolNotFound("ASan runtime not found (g++ -print-file-name=libasan.so); install libasan")
+    return {
+        "LD_PRELOAD": lib,
+        "ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0"
+        ":verify_asan_link_order=0:print_summary=1:symbolize=1",
+    }

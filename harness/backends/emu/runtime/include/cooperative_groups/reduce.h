@@ -1,0 +1,3 @@
+// harness emu: cg::reduce lives in ../cooperative_groups.h
+#pragma once
+#include <cooperative_groups.h>

@@ -1,0 +1,2 @@
+// harness emu: provided by the force-included emu_cuda.h
+#pragma once
