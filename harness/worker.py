@@ -71,27 +71,13 @@ def run_tests(runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[s
                 if verdict.passed:
                     verdict = race_under_other_schedules(runtime, solve, site) or verdict
             except runtime.error_types as error:
-                return _backend_failure(log, test, calls, started, error)
+                _emit_test(log, test, backend_failure(error), calls, started)
+                return False
             if not verdict.passed:
                 if calls > 1:
                     verdict.message = f"call {calls} of {len(case['data'])} on the same buffers: {verdict.message}"
                 break
-        log.emit(
-            "test",
-            result=asdict(
-                TestResult(
-                    name=test.name,
-                    kind=test.kind,
-                    sizes=test.sizes,
-                    passed=verdict.passed,
-                    reason=verdict.reason,
-                    message=verdict.message,
-                    comparisons=verdict.comparisons,
-                    calls=calls,
-                    duration_s=time.perf_counter() - started,
-                )
-            ),
-        )
+        _emit_test(log, test, verdict, calls, started)
     return True
 
 
@@ -110,24 +96,10 @@ def race_under_other_schedules(runtime: Any, solve: Any, site: CallSite) -> Verd
     return None
 
 
-def _backend_failure(log: EventLog, test: Any, calls: int, started: float, error: Exception) -> bool:
-    reason = getattr(error, "reason", "cuda_error")
-    log.emit(
-        "test",
-        result=asdict(
-            TestResult(
-                name=test.name,
-                kind=test.kind,
-                sizes=test.sizes,
-                passed=False,
-                reason=reason,
-                message=str(error),
-                calls=calls,
-                duration_s=time.perf_counter() - started,
-            )
-        ),
-    )
-    return False
+def backend_failure(error: Exception) -> Verdict:
+    """A CUDA error (by name) or an emulator failure ends the run: after a
+    sticky CUDA error the context is gone for every later call."""
+    return Verdict(False, getattr(error, "reason", "cuda_error"), str(error))
 
 
 def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, Any], log: EventLog) -> None:
@@ -164,30 +136,24 @@ def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, An
         budget = Budget(min_samples=spec["min_samples"], max_samples=spec["max_samples"], time_s=spec["budget_s"])
         measurement = measure(timed, make_criterion(spec["criterion"]), budget)
     except _StopTiming:
-        verdict = failure[0]
-        _emit_test(log, test, verdict.passed, verdict.reason, verdict.message, calls, started)
+        _emit_test(log, test, failure[0], calls, started)
         return
     except runtime.error_types as error:
-        _backend_failure(log, test, calls, started, error)
+        _emit_test(log, test, backend_failure(error), calls, started)
         return
     gpu = [s.gpu_time_s for s in measurement.samples]
     wall = [s.wall_time_s for s in measurement.samples]
     overhead = runtime.call_overhead()
     escaped = _escaped(gpu, wall, overhead)
-    _emit_test(
-        log,
-        test,
-        not escaped,
-        "timing_escape" if escaped else None,
-        (
+    verdict = Verdict(True)
+    if escaped:
+        verdict = Verdict(
+            False,
+            "timing_escape",
             f"host wall time {summarize(wall).median * 1e6:.1f} us per call against {summarize(gpu).median * 1e6:.1f} us "
-            f"on the timed stream (empty call: {overhead * 1e6:.1f} us): work runs outside the timer"
+            f"on the timed stream (empty call: {overhead * 1e6:.1f} us): work runs outside the timer",
         )
-        if escaped
-        else "",
-        calls,
-        started,
-    )
+    _emit_test(log, test, verdict, calls, started)
     timing = TimingResult(
         test=test.name,
         sizes=test.sizes,
@@ -212,8 +178,11 @@ def _escaped(gpu: list[float], wall: list[float], overhead: float) -> bool:
     return wall_median > gpu_median + overhead + max(ESCAPE_ABSOLUTE_S, ESCAPE_RELATIVE * gpu_median)
 
 
-def _emit_test(log: EventLog, test: Any, passed: bool, reason: str | None, message: str, calls: int, started: float) -> None:
-    result = TestResult(test.name, test.kind, test.sizes, passed, reason, message, [], calls, time.perf_counter() - started)
+def _emit_test(log: EventLog, test: Any, verdict: Verdict, calls: int, started: float) -> None:
+    result = TestResult(
+        test.name, test.kind, test.sizes, verdict.passed, verdict.reason, verdict.message,
+        verdict.comparisons, calls, time.perf_counter() - started,
+    )
     log.emit("test", result=asdict(result))
 
 
