@@ -63,6 +63,8 @@ class CudaRuntime:
 
     def timed_call(self, call: Callable[[], None]) -> Sample:
         self.flush_l2()
+        # The flush is asynchronous: wait for it, or the host clock would count it.
+        self.xp.cuda.Stream.null.synchronize()
         self._start.record()
         began = time.perf_counter()
         call()
