@@ -72,6 +72,16 @@ def test_correct_solution_is_timed_and_every_timed_call_verified(challenge):
     assert min(timing.wall_time_s) >= min(timing.gpu_time_s) * 0.9
 
 
+def test_fast_honest_solution_is_not_flagged_but_a_side_stream_is(challenge):
+    options = dict(check=False, budget=Budget(min_samples=10, time_s=1.0))
+    (reference,) = evaluate(challenge, [REPO / "reference" / "ssm_selective_scan.cu"], Options(**options), REPO)
+    assert reference.passed, reference.message
+    assert not reference.timing.escaped
+    side = evaluate_one(challenge, "side_stream.cu", **options)
+    assert side.reason == "timing_escape" and side.timing.escaped
+    assert "outside the timer" in side.message
+
+
 def test_wrong_solution_fails_timing_too(challenge):
     result = evaluate_one(challenge, "wrong_no_state.cu", check=False, budget=Budget(min_samples=3, time_s=0.5))
     assert result.reason == "wrong_output"
