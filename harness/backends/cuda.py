@@ -66,6 +66,7 @@ class CudaRuntime:
         The flush is left running while the call is launched, so the events see
         the kernels and not the host's launch latency; the same path with an
         empty call (`call_overhead`) is the wall-clock baseline."""
+        self.xp.cuda.Stream.null.synchronize()  # input copies and poisoning stay off the host clock
         began = time.perf_counter()
         self.flush_l2()
         self._start.record()
