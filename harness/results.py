@@ -24,6 +24,7 @@ REASONS = {
     "cuda_error": "CUDA error",
     "emulation_error": "failure found by the emulator",
     "race": "results depend on the thread schedule",
+    "sanitizer": "AddressSanitizer found a memory error",
     "crash": "process crashed",
     "exited": "solve() ended the process",
     "timeout": "did not finish in time",

@@ -277,7 +277,10 @@ def interpret(
         elif kind == "done":
             finished = True
     where = f" during test {in_progress}" if in_progress else ""
-    if timed_out:
+    sanitizer = sanitizer_report(result.stderr_tail)
+    if sanitizer and not finished:
+        _record_abort(challenge, result, in_progress, "sanitizer", sanitizer + where)
+    elif timed_out:
         _record_abort(challenge, result, in_progress, "timeout", f"no result within {options.timeout_s:g} s{where}")
     elif not finished:
         if returncode < 0:
@@ -299,6 +302,17 @@ def interpret(
     if result.reason is None:
         result.passed = True
     return result
+
+
+def sanitizer_report(stderr: str) -> str | None:
+    """AddressSanitizer's one-line summary and the emulator's note of which
+    kernel, block and thread made the access, if the child printed them."""
+    lines = stderr.splitlines()
+    summary = next((l for l in lines if l.startswith("SUMMARY: AddressSanitizer")), None)
+    if summary is None:
+        return None
+    context = next((l.strip() for l in lines if l.startswith("harness emu: in kernel")), "")
+    return summary.removeprefix("SUMMARY: ") + (f" ({context.removeprefix('harness emu: ')})" if context else "")
 
 
 def _record_abort(challenge: Challenge, result: SolutionResult, test: str | None, reason: str, message: str) -> None:

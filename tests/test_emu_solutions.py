@@ -58,3 +58,13 @@ def test_a_compile_error_is_reported_with_file_and_line(challenge, tmp_path):
     (result,) = evaluate(challenge, [broken], Options(backend="emu", time=False), REPO)
     assert result.reason == "compile_error"
     assert f"broken.cu:{line}:" in result.message
+
+
+def test_sanitize_reports_a_write_far_past_the_guards_with_file_and_line(challenge, tmp_path):
+    text = (FIXTURES / "out_of_bounds.cu").read_text().replace("d_model + 3]", "d_model + 100000]")
+    far = tmp_path / "far.cu"
+    far.write_text(text)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "100000" in l)
+    (result,) = evaluate(challenge, [far], Options(backend="emu", time=False, sanitize=True), REPO)
+    assert result.reason == "sanitizer"
+    assert f"far.cu:{line}" in result.message and "block (0,0,0)" in result.message
