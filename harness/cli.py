@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import sys
+from dataclasses import asdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,11 +18,18 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from . import __version__
-from .backends import BACKENDS, resolve_backend
+from . import document
+from .backends import BACKENDS, gpu_snapshot, parse_gpus, resolve_backend
+from .build import nvcc
 from .challenge import Challenge, challenge_names, load_challenge, repository_root
+from .compare import compare_reports, regressions
 from .errors import ExitCode, HarnessError
-from .report import failure_lines, leaderboard, to_json
-from .runner import Options, discover_solutions, evaluate, reference_solution
+from .github import annotations
+from .grading import Item, Shard, collect, grade, shard_of, with_baselines
+from .junit import junit_xml
+from .report import failure_lines, format_time, leaderboard, timing_summary
+from .results import SolutionResult
+from .runner import Options, discover_solutions, label_of
 from .timing.criteria import CRITERIA
 from .timing.loop import Budget
 
@@ -129,16 +138,22 @@ def init(name: str, path: Path, force: bool) -> None:
     stderr.print(f"wrote {path}: fill in solve(), then `harness run {name} {path}`")
 
 
-def _evaluate_and_report(
-    challenge: Challenge,
-    solutions: list[Path],
+def _grade_and_report(
+    items: list[Item],
     *,
     check: bool,
     time: bool,
+    baselines: bool,
     backend: str,
     as_json: bool,
+    gpus: str | None = None,
+    shard: Shard | None = None,
+    report_path: Path | None = None,
+    junit_path: Path | None = None,
     **settings: Any,
 ) -> None:
+    """The one path behind run, check, bench and grade: evaluate, then print,
+    write the report files, and exit with the documented code."""
     chosen, note = resolve_backend(backend)
     if note:
         stderr.print(note)
@@ -157,35 +172,78 @@ def _evaluate_and_report(
         nvcc_flags=tuple(settings.pop("nvcc_flags").split()),
         **settings,
     )
+    gpu_list = parse_gpus(gpus) if gpus and chosen == "cuda" else [options.gpu]
     root = repository_root()
+    if baselines and options.time:
+        items = with_baselines(items, root)
     with stderr.status("starting") as status:
 
         def progress(label: str, what: str) -> None:
             status.update(f"{label}: {what}" if label else what)
 
-        results = evaluate(challenge, solutions, options, root, progress)
+        challenges, graded = grade(items, options, root, gpu_list, progress)
+    document = _document(challenges, graded, options, root, shard)
     if as_json:
-        click.echo(json.dumps(to_json(challenge, results, chosen), indent=2))
+        click.echo(json.dumps(document, indent=2))
     else:
-        stdout.print(leaderboard(challenge, results, chosen))
-        for line in failure_lines(results):
-            stdout.print(line, markup=False, highlight=False, soft_wrap=True)
-        for result in results:
-            if result.reason == "compile_error":
-                stdout.print(f"{result.solution}:\n{result.message}", markup=False, highlight=False, soft_wrap=True)
-    sys.exit(ExitCode.OK if all(r.passed for r in results) else ExitCode.FAILED)
+        for name, challenge in challenges.items():
+            results = [result for item, _, result in graded if item.challenge == name]
+            stdout.print(leaderboard(challenge, results, chosen))
+            for line in failure_lines(results):
+                stdout.print(line, markup=False, highlight=False, soft_wrap=True)
+            for result in results:
+                if result.reason == "compile_error":
+                    stdout.print(f"{result.solution}:\n{result.message}", markup=False, highlight=False, soft_wrap=True)
+    if report_path:
+        report_path.write_text(json.dumps(document, indent=2) + "\n")
+    if junit_path:
+        junit_path.write_text(junit_xml(document))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for line in annotations(document):
+            click.echo(line)
+    sys.exit(ExitCode.OK if document["passed"] else ExitCode.FAILED)
 
 
-def _solutions(challenge: Challenge, given: tuple[Path, ...]) -> list[Path]:
+def _document(
+    challenges: dict[str, Challenge],
+    graded: list[tuple[Item, int, SolutionResult]],
+    options: Options,
+    root: Path,
+    shard: Shard | None,
+) -> dict[str, Any]:
+    medians = {
+        (item.challenge, gpu): summary.median
+        for item, gpu, result in graded
+        if result.is_reference and result.passed and (summary := timing_summary(result)) is not None
+    }
+    records = [
+        document.result_record(
+            item.challenge, result, root, gpu if options.backend == "cuda" else None, item.baseline,
+            medians.get((item.challenge, gpu)),
+        )
+        for item, gpu, result in graded
+    ]
+    nvcc_info = None
+    if options.backend == "cuda":
+        nvcc_info = {"version": nvcc.toolchain().version, "flags": list(options.nvcc_flags), "arch": options.arch}
+    gpus = gpu_snapshot() if options.backend == "cuda" else []
+    env = document.environment(options.backend, gpus, nvcc_info)
+    return document.build(list(challenges.values()), records, env, (shard.index, shard.count) if shard else None)
+
+
+def _items_for(challenge: Challenge, given: tuple[Path, ...]) -> list[Item]:
+    """The given files, or every solution of the challenge plus its reference."""
+    root = repository_root()
     if given:
         missing = [str(p) for p in given if not p.is_file()]
         if missing:
             raise UsageFailure("no such solution file: " + ", ".join(missing))
-        return list(given)
-    found = discover_solutions(challenge, repository_root())
-    if not found:
-        raise UsageFailure(f"no solutions found for {challenge.name}")
-    return found
+        paths = list(given)
+    else:
+        paths = discover_solutions(challenge, root)
+        if not paths:
+            raise UsageFailure(f"no solutions found for {challenge.name}")
+    return [Item(challenge.name, Path(label_of(p, root))) for p in paths]
 
 
 solution_paths = click.argument("solutions", nargs=-1, type=click.Path(path_type=Path))
@@ -199,9 +257,10 @@ solution_paths = click.argument("solutions", nargs=-1, type=click.Path(path_type
 @library_errors
 def run(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
     """Check and time solutions of NAME: the given files, or every file in
-    solutions/NAME/ plus reference/NAME.cu. Prints a leaderboard."""
+    solutions/NAME/ plus reference/NAME.cu. Prints a leaderboard; the
+    reference is timed in the same run as the baseline."""
     challenge = load_challenge(name)
-    _evaluate_and_report(challenge, _solutions(challenge, solutions), check=True, time=True, **settings)
+    _grade_and_report(_items_for(challenge, solutions), check=True, time=True, baselines=True, **settings)
 
 
 @cli.command()
@@ -212,7 +271,7 @@ def run(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
 def check(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
     """Correctness only: the example and functional tests."""
     challenge = load_challenge(name)
-    _evaluate_and_report(challenge, _solutions(challenge, solutions), check=True, time=False, **settings)
+    _grade_and_report(_items_for(challenge, solutions), check=True, time=False, baselines=False, **settings)
 
 
 @cli.command()
@@ -226,11 +285,78 @@ def bench(name: str, solutions: tuple[Path, ...], no_baseline: bool, **settings:
     """Timing only (every timed call still verified), at the performance size.
     The reference solution is timed in the same run as the baseline."""
     challenge = load_challenge(name)
-    chosen = _solutions(challenge, solutions)
-    reference = reference_solution(challenge, repository_root())
-    if not no_baseline and reference.is_file() and all(p.resolve() != reference.resolve() for p in chosen):
-        chosen.append(reference)
-    _evaluate_and_report(challenge, chosen, check=False, time=True, **settings)
+    _grade_and_report(_items_for(challenge, solutions), check=False, time=True, baselines=not no_baseline, **settings)
+
+
+@cli.command("grade")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--challenge", "challenge_name", default=None, help="Grade every PATH against this challenge (default: each solution's folder name).")
+@click.option("--gpus", default=None, help="GPUs to grade on, one worker each: 'all' or indices like 0,1.")
+@click.option("--shard", "shard_text", default=None, help="K/N: grade only the K-th of N deterministic parts (merge the reports with `harness merge`).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write the versioned JSON report here.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write JUnit XML here.")
+@click.option("--no-timing", is_flag=True, help="Correctness only.")
+@evaluation_options
+@timing_options
+@library_errors
+def grade_command(
+    paths: tuple[Path, ...], challenge_name: str | None, shard_text: str | None, no_timing: bool, **settings: Any
+) -> None:
+    """Grade many solutions: PATHS are files or folders (default solutions/).
+    Compiles in parallel, runs solutions one at a time per GPU, goes on past
+    any failure; each challenge's reference is timed beside its solutions."""
+    root = repository_root()
+    if challenge_name:
+        load_challenge(challenge_name)
+    shard = Shard.parse(shard_text) if shard_text else None
+    items = shard_of(collect(list(paths) or [root / "solutions"], root, challenge_name), shard)
+    if not items:
+        raise UsageFailure("no solutions to grade" + (f" in shard {shard_text}" if shard else ""))
+    _grade_and_report(items, check=True, time=not no_timing, baselines=True, shard=shard, **settings)
+
+
+@cli.command()
+@click.argument("reports", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Where to write the merged report.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write JUnit XML of the merged report.")
+@library_errors
+def merge(reports: tuple[Path, ...], output: Path, junit_path: Path | None) -> None:
+    """Merge the reports of `grade --shard K/N` runs into one."""
+    merged = document.merge([document.load(p) for p in reports])
+    output.write_text(json.dumps(merged, indent=2) + "\n")
+    if junit_path:
+        junit_path.write_text(junit_xml(merged))
+    stderr.print(f"merged {len(reports)} reports, {len(merged['results'])} results: {output}")
+    sys.exit(ExitCode.OK if merged["passed"] else ExitCode.FAILED)
+
+
+@cli.command("compare")
+@click.argument("base", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("new", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--threshold", type=float, default=0.05, show_default=True, help="Relative slowdown beyond the noise that counts as a regression.")
+@json_option
+@library_errors
+def compare_command(base: Path, new: Path, threshold: float, as_json: bool) -> None:
+    """Compare two reports solution by solution; exit 1 on a regression (a
+    slowdown beyond noise and --threshold, or a solution that now fails)."""
+    changes = compare_reports(document.load(base), document.load(new))
+    bad = regressions(changes, threshold)
+    if as_json:
+        click.echo(json.dumps([{**asdict(c), "relative_change": c.relative_change, "regression": c in bad} for c in changes], indent=2))
+    else:
+        table = Table("solution", "status", "base median", "new median", "change", "noise")
+        for change in changes:
+            rel = change.relative_change
+            status = f"[red]{change.status}[/red]" if change in bad else change.status
+            table.add_row(
+                change.key, status,
+                format_time(change.base_median_s) if change.base_median_s else "-",
+                format_time(change.new_median_s) if change.new_median_s else "-",
+                f"{rel * 100:+.1f}%" if rel is not None else "-",
+                f"{change.noise * 100:.1f}%" if change.noise is not None else "-",
+            )
+        stdout.print(table)
+    sys.exit(ExitCode.FAILED if bad else ExitCode.OK)
 
 
 def main() -> None:

@@ -5,12 +5,8 @@ Statistics are computed here from raw samples; nothing upstream rounds.
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
-
 from rich.table import Table
 
-from . import __version__
 from .challenge import Challenge
 from .results import REASONS, SolutionResult
 from .stats import Summary, summarize
@@ -119,27 +115,3 @@ def timing_cells(result: SolutionResult, ref_median: float | None) -> list[str]:
         _figure(100 * rate / copy) + "%" if rate and copy else "-",
         str(summary.count),
     ]
-
-
-def to_json(challenge: Challenge, results: list[SolutionResult], backend: str) -> dict[str, Any]:
-    ref_median = reference_median(results)
-    documents = []
-    for result in results:
-        document = result.to_dict()
-        summary = timing_summary(result)
-        if summary is not None:
-            document["timing"]["summary_gpu_time_s"] = asdict(summary)
-            document["timing"]["summary_wall_time_s"] = asdict(summarize(result.timing.wall_time_s))
-            if result.timing.bytes_moved:
-                document["timing"]["bytes_per_s"] = result.timing.bytes_moved / summary.median
-            if ref_median:
-                document["timing"]["speedup_vs_reference"] = ref_median / summary.median
-        documents.append(document)
-    return {
-        "harness_version": __version__,
-        "challenge": challenge.name,
-        "challenge_hash": challenge.content_hash,
-        "backend": backend,
-        "passed": all(r.passed for r in results),
-        "results": documents,
-    }

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from ..errors import ToolNotFound
+from ..errors import HarnessError, ToolNotFound
 
 BACKENDS = ("cuda", "emu")
 
@@ -43,6 +43,41 @@ def visible_gpus() -> list[GpuInfo]:
         if len(fields) == 5 and fields[0].isdigit():
             gpus.append(GpuInfo(int(fields[0]), fields[1], fields[2], fields[3], fields[4]))
     return gpus
+
+
+def gpu_snapshot() -> list[dict[str, str]]:
+    """Identity and state of every GPU for reports: name, UUID, driver, clocks,
+    temperature, as nvidia-smi reads them now. Empty without a driver."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    fields = ("index", "name", "uuid", "driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm", "temperature.gpu", "power.draw")
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=" + ",".join(fields), "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    rows = [[v.strip() for v in line.split(",")] for line in out.stdout.splitlines() if line.strip()]
+    names = ("index", "name", "uuid", "driver", "clock_sm_mhz", "clock_mem_mhz", "clock_max_sm_mhz", "temperature_c", "power_w")
+    return [dict(zip(names, row)) for row in rows if len(row) == len(fields)]
+
+
+def parse_gpus(text: str) -> list[int]:
+    """`--gpus`: "all" or a comma-separated list of indices."""
+    if text == "all":
+        indices = [gpu.index for gpu in visible_gpus()]
+        if not indices:
+            raise ToolNotFound("--gpus all: nvidia-smi finds no GPU")
+        return indices
+    try:
+        indices = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise HarnessError(f"--gpus takes 'all' or indices like 0,1, not {text!r}") from None
+    if not indices or len(set(indices)) != len(indices):
+        raise HarnessError(f"--gpus {text!r}: give each GPU index once")
+    return indices
 
 
 def emu_available() -> bool:
