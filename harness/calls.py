@@ -41,10 +41,14 @@ class CallSite:
         self.pristine: dict[str, Any] = {}
         self.expected: dict[str, Any] = {}
 
-    def arguments(self) -> list[int]:
-        """solve()'s arguments in signature order: pointers, then sizes as ints."""
+    def arguments(self, as_arrays: bool = False) -> list[Any]:
+        """solve()'s arguments in signature order: sizes as ints, arrays as
+        device pointers (CUDA C) or as the arrays themselves (Python)."""
         return [
-            self.sizes[p.name] if p.role == "size" else self.buffers[p.name].pointer for p in self.challenge.params
+            self.sizes[p.name]
+            if p.role == "size"
+            else (self.buffers[p.name].array if as_arrays else self.buffers[p.name].pointer)
+            for p in self.challenge.params
         ]
 
     def load(self, inputs: dict[str, Any], expected: dict[str, Any]) -> None:

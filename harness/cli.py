@@ -30,6 +30,7 @@ from .junit import junit_xml
 from .report import failure_lines, format_time, leaderboard, timing_summary
 from .results import SolutionResult
 from .runner import Options, discover_solutions, label_of
+from .starters import LANGUAGES, python_starter
 from .timing.criteria import CRITERIA
 from .timing.loop import Budget
 
@@ -127,14 +128,21 @@ def show(name: str, as_json: bool) -> None:
 @click.argument("name")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="cuda (a .cu file), or a Python solution: cupy (RawModule kernels), triton or torch. Default: from PATH's suffix (.py: cupy).")
 @library_errors
-def init(name: str, path: Path, force: bool) -> None:
+def init(name: str, path: Path, force: bool, lang: str | None) -> None:
     """Write the starter solution of challenge NAME to PATH."""
     challenge = load_challenge(name)
+    language = lang or ("cupy" if path.suffix == ".py" else "cuda")
+    if (language == "cuda") != (path.suffix == ".cu"):
+        raise UsageFailure(f"a {language} solution needs a {'.cu' if language == 'cuda' else '.py'} file, not {path.name}")
     if path.exists() and not force:
         raise UsageFailure(f"{path} exists; use --force to overwrite it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(challenge.starter_path, path)
+    if language == "cuda":
+        shutil.copyfile(challenge.starter_path, path)
+    else:
+        path.write_text(python_starter(challenge, language))
     stderr.print(f"wrote {path}: fill in solve(), then `harness run {name} {path}`")
 
 
@@ -172,6 +180,13 @@ def _grade_and_report(
         nvcc_flags=tuple(settings.pop("nvcc_flags").split()),
         **settings,
     )
+    if chosen != "cuda":
+        python = [item for item in items if item.path.suffix == ".py"]
+        if python:
+            stderr.print(f"emu: skipping {len(python)} Python solution(s), which need CuPy and a GPU")
+            items = [item for item in items if item.path.suffix != ".py"]
+        if not items:
+            raise UsageFailure("nothing left to run on emu: Python solutions need the cuda backend")
     gpu_list = parse_gpus(gpus) if gpus and chosen == "cuda" else [options.gpu]
     root = repository_root()
     if baselines and options.time:

@@ -29,6 +29,8 @@ REASONS = {
     "exited": "solve() ended the process",
     "timeout": "did not finish in time",
     "timing_escape": "work escaped the timer",
+    "exception": "solve() raised an exception",
+    "missing_package": "needs a Python package that is not installed",
     "not_run": "not run",
 }
 

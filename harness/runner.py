@@ -24,14 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from .build import nvcc
+from .backends.python_solution import check_python_signature
 from .build.signature import check_signature
 from .challenge import Challenge, TestCase
-from .errors import SolutionError
+from .errors import SolutionError, UnsupportedFeature
 from .results import SolutionResult, TestResult, TimingResult, test_result_from_dict
 from .testdata import cache_dir, case_data_path
 from .timing.loop import Budget
 
-SOLUTION_SUFFIXES = (".cu",)
+SOLUTION_SUFFIXES = (".cu", ".py")
 OUTPUT_TAIL_BYTES = 4096
 ProgressCallback = Callable[[str, str], None]  # (solution label, what it is doing)
 
@@ -130,6 +131,11 @@ def build_all(
         label = label_of(path, root)
         notify(label, "compiling")
         try:
+            if path.suffix == ".py":
+                check_python_signature(path.read_text(errors="replace"), challenge)
+                if options.backend != "cuda":
+                    raise UnsupportedFeature("Python solutions run on the cuda backend only (they need CuPy and a GPU)")
+                return path  # nothing to build: the child imports it
             check_signature(path.read_text(errors="replace"), challenge)
             return build_library(path, options)
         except SolutionError as error:
@@ -203,6 +209,7 @@ def run_solution(
             "root": str(root),
             "backend": options.backend,
             "library": str(library),
+            "solution": str(path.resolve()),
             "tests": tests,
             "timing": timing if options.backend == "cuda" else None,
             "events": str(events_path),

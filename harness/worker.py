@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+import traceback
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .backends.python_solution import exception_reason
 from .calls import CallSite, Verdict
 from .challenge import Challenge, load_challenge
 from .errors import SolutionError
@@ -50,7 +52,9 @@ def make_runtime(backend: str) -> Any:
     return EmuRuntime()
 
 
-def run_tests(runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[str, Any]], log: EventLog) -> bool:
+def run_tests(
+    runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[str, Any]], log: EventLog, solution_path: Path
+) -> bool:
     """The correctness tests; each case lists its data files (one per call, all
     on the same buffers). Returns False if a backend error ended the run."""
     for case in cases:
@@ -65,13 +69,16 @@ def run_tests(runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[s
             calls += 1
             try:
                 site.prepare()
-                solve(*site.arguments())
+                solve(site)
                 runtime.check()
                 verdict = site.verify()
                 if verdict.passed:
                     verdict = race_under_other_schedules(runtime, solve, site) or verdict
             except runtime.error_types as error:
                 _emit_test(log, test, backend_failure(error), calls, started)
+                return False
+            except Exception as error:  # noqa: BLE001 - a Python solution raised: its verdict
+                _emit_test(log, test, raised(error, solution_path), calls, started)
                 return False
             if not verdict.passed:
                 if calls > 1:
@@ -87,7 +94,7 @@ def race_under_other_schedules(runtime: Any, solve: Any, site: CallSite) -> Verd
     for name in runtime.recheck_schedules:
         with runtime.schedule(name):
             site.prepare()
-            solve(*site.arguments())
+            solve(site)
             runtime.check()
             again = site.verify()
         if not again.passed:
@@ -102,7 +109,7 @@ def backend_failure(error: Exception) -> Verdict:
     return Verdict(False, getattr(error, "reason", "cuda_error"), str(error))
 
 
-def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, Any], log: EventLog) -> None:
+def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, Any], log: EventLog, solution_path: Path) -> None:
     """Time the performance test. Every timed call runs on one of several data
     sets at the same addresses and is verified, so caching, call counting and
     skipped work fail instead of looking fast."""
@@ -123,7 +130,7 @@ def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, An
         site.load(*data_sets[calls % len(data_sets)])
         site.prepare()
         calls += 1
-        sample = runtime.timed_call(lambda: solve(*site.arguments()))
+        sample = runtime.timed_call(lambda: solve(site))
         verdict = site.verify()
         if not verdict.passed:
             verdict.message = f"timed call {calls}: {verdict.message}"
@@ -140,6 +147,9 @@ def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, An
         return
     except runtime.error_types as error:
         _emit_test(log, test, backend_failure(error), calls, started)
+        return
+    except Exception as error:  # noqa: BLE001 - a Python solution raised: its verdict
+        _emit_test(log, test, raised(error, solution_path), calls, started)
         return
     gpu = [s.gpu_time_s for s in measurement.samples]
     wall = [s.wall_time_s for s in measurement.samples]
@@ -178,6 +188,13 @@ def _escaped(gpu: list[float], wall: list[float], overhead: float) -> bool:
     return wall_median > gpu_median + overhead + max(ESCAPE_ABSOLUTE_S, ESCAPE_RELATIVE * gpu_median)
 
 
+def raised(error: BaseException, solution: Path) -> Verdict:
+    """A Python solution's exception, located at the deepest line of its file."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == solution]
+    place = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    return Verdict(False, exception_reason(error), f"{place}{type(error).__name__}: {error}")
+
+
 def _emit_test(log: EventLog, test: Any, verdict: Verdict, calls: int, started: float) -> None:
     result = TestResult(
         test.name, test.kind, test.sizes, verdict.passed, verdict.reason, verdict.message,
@@ -192,13 +209,18 @@ def main(job_path: str) -> int:
     challenge = load_challenge(job["challenge"], Path(job["root"]))
     runtime = make_runtime(job["backend"])
     log.emit("ready", device=runtime.device_name)
+    solution_path = Path(job["solution"]).resolve()
     try:
         solve = runtime.load(Path(job["library"]), challenge)
     except SolutionError as error:
         log.emit("error", reason=error.reason, message=str(error))
         return 0
-    if run_tests(runtime, solve, challenge, job["tests"], log) and job.get("timing"):
-        run_timing(runtime, solve, challenge, job, log)
+    except Exception as error:  # noqa: BLE001 - importing a Python solution ran its code
+        verdict = raised(error, solution_path)
+        log.emit("error", reason=verdict.reason, message=verdict.message)
+        return 0
+    if run_tests(runtime, solve, challenge, job["tests"], log, solution_path) and job.get("timing"):
+        run_timing(runtime, solve, challenge, job, log, solution_path)
     log.emit("done")
     return 0
 

@@ -8,9 +8,11 @@ import ctypes
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from ..challenge import Challenge
 from ..timing.loop import Sample
 from .library import load_solve
+from .python_solution import load_python_solution
 
 COPY_BANDWIDTH_BYTES = 1 << 30  # large against the 50-60 MB L2 of current GPUs
 
@@ -39,21 +41,35 @@ class CudaRuntime:
         self._start = cupy.cuda.Event()
         self._end = cupy.cuda.Event()
         self._lib: ctypes.CDLL | None = None
+        self._noop: Callable[[], None] = lambda: None  # a Python solution's empty call
         # Errors that end a run: the solution's own, and a sticky one CuPy meets first.
         self.error_types = (CudaError, cupy.cuda.runtime.CUDARuntimeError)
         self.recheck_schedules: tuple[str, ...] = ()  # the GPU's schedule is not ours to choose
 
-    def load(self, library: Path, challenge: Challenge) -> Callable[..., None]:
-        self._lib, solve = load_solve(library, challenge)
+    def load(self, solution: Path, challenge: Challenge) -> Callable[[Any], None]:
+        """A function that calls solve() for a CallSite: through ctypes with
+        device pointers for a built library, with arrays for a Python file."""
+        if solution.suffix == ".py":
+            call = load_python_solution(solution, challenge)
+            return lambda site: call(site.arguments(as_arrays=True))
+        self._lib, solve = load_solve(solution, challenge)
         self._lib.harness_sync_and_check.restype = ctypes.c_int
         self._lib.harness_error_name.restype = ctypes.c_char_p
         self._lib.harness_error_string.restype = ctypes.c_char_p
-        return solve
+        self._noop = self._lib.harness_noop
+        return lambda site: solve(*site.arguments())
 
     def check(self) -> None:
-        """Synchronise through the solution's own runtime and raise CudaError on any
-        launch or execution error it recorded."""
-        assert self._lib is not None
+        """Synchronise and raise CudaError on any launch or execution error:
+        through the solution's own runtime for a library (its launch errors
+        are recorded there), through CuPy's for a Python solution."""
+        if self._lib is None:
+            try:
+                self.xp.cuda.runtime.deviceSynchronize()
+            except self.xp.cuda.runtime.CUDARuntimeError as error:
+                name, _, text = str(error).partition(": ")  # "cudaErrorIllegalAddress: an illegal ..."
+                raise CudaError(name, text) from None
+            return
         code = self._lib.harness_sync_and_check()
         if code:
             raise CudaError(self._lib.harness_error_name(code).decode(), self._lib.harness_error_string(code).decode())
@@ -81,9 +97,7 @@ class CudaRuntime:
     def call_overhead(self, repeats: int = 50) -> float:
         """Median host wall time of the timed path around an empty library call:
         what every wall-clock sample contains besides the solution's own work."""
-        assert self._lib is not None
-        noop = self._lib.harness_noop
-        return sorted(self.timed_call(noop).wall_time_s for _ in range(repeats))[repeats // 2]
+        return sorted(self.timed_call(self._noop).wall_time_s for _ in range(repeats))[repeats // 2]
 
     def copy_bandwidth(self, repeats: int = 5) -> float:
         """Device-to-device copy rate in bytes/s, counting bytes read plus written."""

@@ -8,6 +8,7 @@ import ctypes
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy
 
@@ -34,11 +35,12 @@ class EmuRuntime:
     def __init__(self) -> None:
         self._lib: ctypes.CDLL | None = None
 
-    def load(self, library: Path, challenge: Challenge) -> Callable[..., None]:
+    def load(self, library: Path, challenge: Challenge) -> Callable[[Any], None]:
+        """A function that calls solve() for a CallSite, with host pointers."""
         self._lib, solve = load_solve(library, challenge)
         self._lib.harness_emu_error.restype = ctypes.c_char_p
         self._lib.harness_emu_set_schedule.argtypes = [ctypes.c_int, ctypes.c_uint]
-        return solve
+        return lambda site: solve(*site.arguments())
 
     def check(self) -> None:
         assert self._lib is not None
