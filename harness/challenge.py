@@ -288,5 +288,13 @@ def _check_consistency(ch: Challenge) -> None:
             raise ChallengeError(f"{where}: test {case.name}: zero names non-inputs")
         if case.kind == "example" and set(case.literal_inputs or {}) != input_names:
             raise ChallengeError(f"{where}: the example must give every input: {sorted(input_names)}")
+    for constraint in ch.constraints:
+        unknown = expressions.names_in(constraint) - size_names - input_names
+        if unknown:
+            raise ChallengeError(f"{where}: constraint {constraint!r} uses unknown names {sorted(unknown)}")
+        if expressions.names_in(constraint) <= size_names:  # about sizes alone: checkable now
+            for case in ch.tests:
+                if not bool(expressions.evaluate(constraint, case.sizes)):
+                    raise ChallengeError(f"{where}: test {case.name} violates {constraint!r}")
     if not ch.tests_of("performance"):
         raise ChallengeError(f"{where}: no performance test")

@@ -61,8 +61,9 @@ def make_inputs(challenge: Challenge, case: TestCase, variant: int = 0) -> dict[
         inputs[param.name] = np.ascontiguousarray(array)
     for name in case.zero:
         inputs[name][...] = 0
+    names = {**case.sizes, **inputs}
     for constraint in challenge.constraints:
-        if not bool(expressions.evaluate(constraint, inputs)):
+        if not bool(expressions.evaluate(constraint, names)):
             raise ChallengeError(f"{challenge.name}: test {case.name} violates {constraint!r}")
     return inputs
 

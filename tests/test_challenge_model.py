@@ -70,6 +70,8 @@ def copy_challenge(tmp_path: Path, edit) -> Path:
         (lambda t: t + "\n[[tests.functional]]\nname = 'x'\nsizes = { batch = 99, seq_len = 1, d_model = 1, d_state = 1 }\ndistribution = 'moderate'\nseed = 1\n", "outside"),
         (lambda t: t + "\n[[tests.functional]]\nname = 'y'\nsizes = { batch = 1, seq_len = 1, d_model = 1, d_state = 1 }\ndistribution = 'nonexistent'\nseed = 1\n", "unknown distribution"),
         (lambda t: t.replace("[tolerance]", "[tolerances]"), "missing key"),
+        (lambda t: t.replace('constraints = [', 'constraints = ["d_state % 2 == 0", '), "violates 'd_state % 2 == 0'"),
+        (lambda t: t.replace('constraints = [', 'constraints = ["all(dleta > 0)", '), "unknown names"),
     ],
 )
 def test_inconsistent_metadata_is_rejected_with_a_reason(tmp_path, edit, message):

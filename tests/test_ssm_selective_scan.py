@@ -194,7 +194,7 @@ def test_generate_inputs_respects_contract(distribution: str, sizes: dict[str, i
         assert value.shape == shape_of(name, sizes), name
         assert np.isfinite(value).all(), name
     for constraint in CFG["constraints"]:
-        assert bool(expressions.evaluate(constraint, inputs)), constraint
+        assert bool(expressions.evaluate(constraint, {**sizes, **inputs})), constraint
     again = REF.generate_inputs(distribution, sizes, np.random.default_rng(7))
     for name in INPUTS:
         np.testing.assert_array_equal(inputs[name], again[name])
