@@ -1,6 +1,7 @@
 """The CUDA backend end to end on a real GPU: correct solutions pass and are
-timed; wrong, out-of-bounds, crashing, faulting and hanging ones are each
-reported with the right reason, in one evaluation that loses no result."""
+timed with every timed call verified; honest fast work is not flagged, work on
+a side stream is. The reason each faulty solution must get, and that one
+evaluation loses no result, is tests/test_corpus.py's business."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from harness.timing.loop import Budget
 pytestmark = pytest.mark.gpu
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / "tests" / "cuda_solutions"
+FIXTURES = REPO / "tests" / "corpus" / "ssm_selective_scan"
 
 
 @pytest.fixture(scope="module")
@@ -27,36 +28,6 @@ def challenge():
 def evaluate_one(challenge, name: str, **options) -> SolutionResult:
     (result,) = evaluate(challenge, [FIXTURES / name], Options(**options), REPO)
     return result
-
-
-def test_faulty_solutions_each_get_their_reason_in_one_run(challenge):
-    names = [
-        "wrong_no_state.cu", "out_of_bounds.cu", "host_crash.cu", "illegal_address.cu", "hang.cu",
-        "exit_in_solve.cu", "stdout_flood.cu", "correct_sequential.cu",
-    ]
-    results = evaluate(challenge, [FIXTURES / n for n in names], Options(time=False, timeout_s=30), REPO)
-    reasons = {Path(r.solution).name: r.reason for r in results}
-    assert reasons == {
-        "wrong_no_state.cu": "wrong_output",
-        "out_of_bounds.cu": "out_of_bounds_write",
-        "host_crash.cu": "crash",
-        "illegal_address.cu": "cuda_error",
-        "hang.cu": "timeout",
-        "exit_in_solve.cu": "exited",
-        "stdout_flood.cu": None,
-        "correct_sequential.cu": None,
-    }
-    by_name = {Path(r.solution).name: r for r in results}
-    assert by_name["correct_sequential.cu"].passed
-    assert "SIGSEGV" in by_name["host_crash.cu"].message
-    assert "cudaErrorIllegalAddress" in by_name["illegal_address.cu"].message
-    assert "example" in by_name["hang.cu"].message  # names the test it hung in
-    assert "status 3" in by_name["exit_in_solve.cu"].message
-    flood = by_name["stdout_flood.cu"]
-    assert flood.passed and flood.stdout_bytes > 1_000_000 and flood.stdout_tail.endswith("}\n")
-    wrong = by_name["wrong_no_state.cu"].tests[0]
-    assert wrong.comparisons[0].worst_axes == ("b", "t", "d")
-    assert wrong.comparisons[0].mismatches > 0
 
 
 def test_correct_solution_is_timed_and_every_timed_call_verified(challenge):

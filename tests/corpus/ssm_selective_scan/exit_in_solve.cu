@@ -1,4 +1,5 @@
-// Ends the whole process from inside solve().
+// Ends the whole process from inside solve() with exit(3).
+// Must be judged `exited` (status 3), and no other solution's result may be lost.
 #include <cstdlib>
 #include <cuda_runtime.h>
 

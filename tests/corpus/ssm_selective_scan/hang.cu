@@ -1,4 +1,5 @@
 // Never finishes: the kernel spins on a flag nothing sets.
+// Must be judged `timeout`, naming the test it hung in.
 #include <cuda_runtime.h>
 
 __global__ void spin(volatile int* flag) { while (*flag == 0) { } }

@@ -1,4 +1,5 @@
 // Crashes the host process: solve() writes through a null pointer.
+// Must be judged `crash` (SIGSEGV) on both backends.
 #include <cuda_runtime.h>
 
 extern "C" void solve(const float* u, const float* delta, const float* A, const float* B, const float* C,

@@ -1,4 +1,5 @@
-// A kernel that writes to an address no allocation owns: an illegal-address CUDA error.
+// A kernel writes to an address no allocation owns. Must be judged `cuda_error`
+// (cudaErrorIllegalAddress) on a GPU, `crash` (SIGSEGV) on emu where it is a wild CPU write.
 #include <cuda_runtime.h>
 
 __global__ void scribble(float* target) { target[threadIdx.x] = 1.0f; }

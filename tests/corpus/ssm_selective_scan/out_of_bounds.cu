@@ -1,4 +1,5 @@
-// Correct values, plus one write just past the end of y: an out-of-bounds write.
+// Correct values, plus one write just past the end of y (into the canary run).
+// Must be judged `out_of_bounds_write`.
 #include <cuda_runtime.h>
 
 __global__ void scan(const float* u, const float* delta, const float* A, const float* B, const float* C,

@@ -1,5 +1,5 @@
 // A race: thread 0 stages the block's skip weights in shared memory and nobody
-// waits for it (no __syncthreads). Right only if thread 0 happens to run first.
+// waits for it (no __syncthreads). Must be judged `race` on emu; a GPU's schedule decides.
 #include <cuda_runtime.h>
 
 __global__ void scan(const float* u, const float* delta, const float* A, const float* B, const float* C,

@@ -1,0 +1,14 @@
+// Misspells the entry point (`Solve`): there is no solve() to call.
+// Must be judged `missing_symbol`, before anything is built or run.
+#include <cuda_runtime.h>
+
+__global__ void skip_only(const float* u, const float* skip, float* y, int rows, int d_model) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < rows * d_model) y[i] = skip[i % d_model] * u[i];
+}
+
+extern "C" void Solve(const float* u, const float* delta, const float* A, const float* B, const float* C,
+                      const float* skip, float* y, int batch, int seq_len, int d_model, int d_state) {
+    int total = batch * seq_len * d_model;
+    skip_only<<<(total + 255) / 256, 256>>>(u, skip, y, batch * seq_len, d_model);
+}

@@ -1,0 +1,192 @@
+"""The adversarial corpus: every known way a solution cheats or breaks, and
+correct-but-unusual solutions that must pass, each judged for the right reason
+on each backend as tests/corpus/<challenge>/expected.toml says.
+
+One test per corpus file per backend. The emu cases run here on the CPU, all
+of them in one evaluation (building dominates, and the hang case costs its
+timeout once per evaluation); the cuda cases carry the `gpu` marker and run in
+two evaluations (check-only, and timed for the cheats only the timer sees).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from harness.challenge import Challenge, load_challenge
+from harness.cli import cli
+from harness.errors import ExitCode
+from harness.results import REASONS, SolutionResult
+from harness.runner import Options, evaluate
+from harness.timing.loop import Budget
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+CHALLENGE = "ssm_selective_scan"
+CORPUS = REPO / "tests" / "corpus" / CHALLENGE
+EXPECTED: dict[str, dict[str, Any]] = tomllib.loads((CORPUS / "expected.toml").read_text())
+BACKENDS = ("cuda", "emu")
+KEYS = {
+    "cuda", "emu", "why", "message", "cuda_message", "emu_message", "cuda_timed", "cuda_xfail", "emu_xfail",
+    "stdout_min_bytes", "stdout_tail_contains",
+}
+# Per solution. The hang case costs this once per evaluation; the slowest honest
+# case (stdout_flood: 40 MB through the pipe) takes about 2.5 s on 2 CPU cores.
+EMU_TIMEOUT_S = 8.0
+CUDA_TIMEOUT_S = 30.0
+CUDA_TIMED = Options(check=False, budget=Budget(min_samples=5, time_s=1.0), timeout_s=120)
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="the emu backend needs g++")
+
+
+def runnable(backend: str, *, timed: bool | None = None) -> list[str]:
+    """Corpus files that exist as a behaviour on `backend` (optionally: only the
+    ones evaluated through the timer, or only the others)."""
+    return [
+        name
+        for name, entry in EXPECTED.items()
+        if entry[backend] != "skip" and (timed is None or bool(entry.get("cuda_timed")) == timed)
+    ]
+
+
+def cases(backend: str) -> list[Any]:
+    params = []
+    for name, entry in EXPECTED.items():
+        marks = []
+        if entry[backend] == "skip":
+            marks.append(pytest.mark.skip(reason=entry["why"]))
+        if entry.get(f"{backend}_xfail"):
+            marks.append(pytest.mark.xfail(strict=True, reason="harness misjudgement: " + entry[f"{backend}_xfail"]))
+        params.append(pytest.param(name, marks=marks, id=name.removesuffix(".cu")))
+    return params
+
+
+@contextmanager
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """conftest's isolated cache, for module-scoped fixtures (set up before it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HARNESS_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("HARNESS_ROOT", str(REPO))
+        yield
+
+
+def by_file(results: list[SolutionResult]) -> dict[str, SolutionResult]:
+    found = {Path(r.solution).name: r for r in results}
+    assert len(found) == len(results), "two results for one file"
+    return found
+
+
+def assert_judged(result: SolutionResult, name: str, backend: str, challenge: Challenge) -> None:
+    entry, expected = EXPECTED[name], EXPECTED[name][backend]
+    context = f"{name} on {backend}: reason {result.reason!r}: {result.message}"
+    if expected == "pass":
+        assert result.passed and result.reason is None, context
+        if not entry.get("cuda_timed") or backend != "cuda":
+            assert len(result.tests) == len(challenge.tests_of("example", "functional")), context
+        assert all(t.passed for t in result.tests), context
+    else:
+        assert not result.passed and result.reason == expected, context
+    for key in ("message", f"{backend}_message"):
+        if key in entry:
+            assert entry[key] in result.message, context
+    if "stdout_min_bytes" in entry:
+        assert result.stdout_bytes >= entry["stdout_min_bytes"], context
+    if "stdout_tail_contains" in entry:
+        assert entry["stdout_tail_contains"] in result.stdout_tail, context
+
+
+@pytest.fixture(scope="module")
+def challenge() -> Challenge:
+    return load_challenge(CHALLENGE, REPO)
+
+
+# --- the table itself ---------------------------------------------------------
+
+
+def test_the_table_names_every_corpus_file_with_a_known_verdict():
+    assert sorted(EXPECTED) == sorted(p.name for p in CORPUS.glob("*.cu"))
+    for name, entry in EXPECTED.items():
+        assert set(entry) <= KEYS, f"{name}: unknown keys {set(entry) - KEYS}"
+        for backend in BACKENDS:
+            assert entry[backend] in {*REASONS, "pass", "skip"} - {"not_run"}, f"{name}: {entry[backend]}"
+        if entry["cuda"] != entry["emu"] or "skip" in (entry["cuda"], entry["emu"]):
+            assert entry.get("why"), f"{name}: the backends differ, say why"
+        if entry.get("cuda_timed"):
+            assert entry["cuda"] in ("timing_escape", "pass"), f"{name}: only the timer's verdicts need timing"
+        header = (CORPUS / name).read_text().splitlines()[:2]
+        assert all(line.startswith("//") for line in header), f"{name}: says what it does and must be judged as"
+
+
+# --- emu, on the CPU ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def emu_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
+    names = runnable("emu")
+    options = Options(backend="emu", time=False, timeout_s=EMU_TIMEOUT_S)
+    with session_cache(tmp_path_factory):
+        return by_file(evaluate(challenge, [CORPUS / n for n in names], options, REPO))
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", cases("emu"))
+def test_emu_judges_the_corpus_case(name, emu_results, challenge):
+    result = emu_results[name]
+    assert_judged(result, name, "emu", challenge)
+    assert result.timing is None  # emu never reports a time
+
+
+@needs_gxx
+def test_the_whole_corpus_in_one_cli_check_loses_no_result():
+    """`harness check` on every file at once, as a user would: one result per file
+    however the others ended (crash, exit, hang, compile error), and exit status 1."""
+    files = sorted(CORPUS.glob("*.cu"))
+    args = ["check", CHALLENGE, *map(str, files), "--backend", "emu", "--json", "--timeout", str(EMU_TIMEOUT_S)]
+    run = CliRunner().invoke(cli, args)
+    assert run.exit_code == ExitCode.FAILED, run.output
+    results = json.loads(run.stdout)["results"]
+    assert sorted(Path(r["solution"]).name for r in results) == [f.name for f in files]
+    for r in results:
+        expected = EXPECTED[Path(r["solution"]).name]["emu"]
+        if expected != "skip":
+            assert r["passed"] == (expected == "pass"), f"{r['solution']}: {r['reason']}: {r['message']}"
+
+
+# --- cuda, on a GPU -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cuda_results(challenge, tmp_path_factory) -> list[SolutionResult]:
+    checked, timed = runnable("cuda", timed=False), runnable("cuda", timed=True)
+    with session_cache(tmp_path_factory):
+        results = evaluate(challenge, [CORPUS / n for n in checked], Options(time=False, timeout_s=CUDA_TIMEOUT_S), REPO)
+        results += evaluate(challenge, [CORPUS / n for n in timed], CUDA_TIMED, REPO)
+    return results
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", cases("cuda"))
+def test_cuda_judges_the_corpus_case(name, cuda_results, challenge):
+    result = by_file(cuda_results)[name]
+    assert_judged(result, name, "cuda", challenge)
+    if EXPECTED[name].get("cuda_timed"):
+        # the verdict comes from the cross-check of host wall time against the events
+        assert result.timing is not None and len(result.timing.gpu_time_s) >= CUDA_TIMED.budget.min_samples
+        assert result.timing.escaped == (EXPECTED[name]["cuda"] == "timing_escape")
+
+
+@pytest.mark.gpu
+def test_cuda_evaluations_lose_no_result(cuda_results):
+    assert sorted(by_file(cuda_results)) == sorted(runnable("cuda"))
