@@ -66,8 +66,7 @@ class TimingResult:
 
 @dataclass
 class SolutionResult:
-    solution: str
-    label: str
+    solution: str  # its path, relative to the repository root where it lies inside it
     backend: str
     is_reference: bool = False
     passed: bool = False

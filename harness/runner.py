@@ -143,7 +143,7 @@ def build_all(
             diagnostics = getattr(error, "diagnostics", [])
             if diagnostics:
                 message = "\n".join(diagnostics)
-            return SolutionResult(solution=label, label=path.stem, backend=options.backend).fail(error.reason, message)
+            return SolutionResult(solution=label, backend=options.backend).fail(error.reason, message)
 
     workers = max(1, min(len(solutions), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -200,7 +200,7 @@ def run_solution(
     tests: list[dict[str, Any]],
     timing: dict[str, Any] | None,
 ) -> SolutionResult:
-    result = SolutionResult(solution=label_of(path, root), label=path.stem, backend=options.backend)
+    result = SolutionResult(solution=label_of(path, root), backend=options.backend)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         events_path = Path(scratch) / "events.jsonl"

@@ -26,13 +26,13 @@ def timed(label: str, median_us: float, reference: bool = False) -> SolutionResu
         copy_bandwidth_bytes_per_s=4.2e12, escaped=False, device="NVIDIA H200",
     )
     tests = [TestResult("example", "example", {}, True), TestResult("official", "performance", SIZES, True)]
-    return SolutionResult(solution=label, label=label, backend="cuda", is_reference=reference, passed=True, tests=tests, timing=timing)
+    return SolutionResult(solution=label, backend="cuda", is_reference=reference, passed=True, tests=tests, timing=timing)
 
 
 def results() -> list[SolutionResult]:
-    wrong = SolutionResult(solution="solutions/x/wrong.cu", label="wrong", backend="cuda", tests=[TestResult("example", "example", {}, False, "wrong_output", "y: 3 of 8 elements out of tolerance")])
+    wrong = SolutionResult(solution="solutions/x/wrong.cu", backend="cuda", tests=[TestResult("example", "example", {}, False, "wrong_output", "y: 3 of 8 elements out of tolerance")])
     wrong.fail("wrong_output", "example: y: 3 of 8 elements out of tolerance")
-    broken = SolutionResult(solution="solutions/x/broken.cu", label="broken", backend="cuda").fail("compile_error", "broken.cu:3: error: expected ';'")
+    broken = SolutionResult(solution="solutions/x/broken.cu", backend="cuda").fail("compile_error", "broken.cu:3: error: expected ';'")
     return [wrong, timed("solutions/x/naive.cu", 2.8e6), broken, timed("reference/x.cu", 100.0, reference=True), timed("solutions/x/chunked.cu", 280.0)]
 
 

@@ -32,7 +32,7 @@ def passed_event(challenge, name):
 
 
 def fresh() -> SolutionResult:
-    return SolutionResult(solution="x.cu", label="x", backend="cuda")
+    return SolutionResult(solution="x.cu", backend="cuda")
 
 
 def test_a_clean_run_passes(challenge):

@@ -27,7 +27,6 @@ class CudaError(RuntimeError):
 
 class CudaRuntime:
     name = "cuda"
-    can_time = True
 
     def __init__(self) -> None:
         import cupy

@@ -24,7 +24,6 @@ class EmulationError(RuntimeError):
 
 class EmuRuntime:
     name = "emu"
-    can_time = False
     device_name = "CPU emulator"
     xp = numpy
     error_types = (EmulationError,)
