@@ -1,6 +1,6 @@
 """The child process that runs one solution: `python -m harness.worker JOB.json`.
 
-It loads the solution library, runs the requested tests and the timing, and
+It loads the solution (a built library or a Python file), runs the requested tests and the timing, and
 appends one JSON event per line to the job's event file as it goes, so that
 when it crashes, hangs or exits the parent still knows which test it was in
 and keeps every result already written. The solution may print anything on
@@ -15,8 +15,10 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
+from .backends import Runtime, ScheduledRuntime, TimingRuntime
 from .backends.python_solution import exception_reason
 from .calls import CallSite, Verdict
 from .challenge import Challenge, load_challenge
@@ -32,6 +34,8 @@ from .timing.loop import Budget, Sample, measure
 ESCAPE_RELATIVE = 0.25
 ESCAPE_ABSOLUTE_S = 20e-6
 
+Solve = Callable[[CallSite], None]  # calls the solution's solve() for a call site
+
 
 class EventLog:
     def __init__(self, path: Path):
@@ -42,7 +46,7 @@ class EventLog:
         self.file.flush()
 
 
-def make_runtime(backend: str) -> Any:
+def make_runtime(backend: str) -> Runtime:
     if backend == "cuda":
         from .backends.cuda import CudaRuntime
 
@@ -53,7 +57,7 @@ def make_runtime(backend: str) -> Any:
 
 
 def run_tests(
-    runtime: Any, solve: Any, challenge: Challenge, cases: list[dict[str, Any]], log: EventLog, solution_path: Path
+    runtime: Runtime, solve: Solve, challenge: Challenge, cases: list[dict[str, Any]], log: EventLog, solution_path: Path
 ) -> bool:
     """The correctness tests; each case lists its data files (one per call, all
     on the same buffers). Returns False if a backend error ended the run."""
@@ -69,8 +73,8 @@ def run_tests(
             calls += 1
             try:
                 verdict = _call_and_verify(runtime, solve, site)
-                if verdict.passed:
-                    verdict = race_under_other_schedules(runtime, solve, site) or verdict
+                if verdict.passed and runtime.recheck_schedules:
+                    verdict = race_under_other_schedules(cast(ScheduledRuntime, runtime), solve, site) or verdict
             except runtime.error_types as error:
                 _emit_test(log, test, backend_failure(error), calls, started)
                 return False
@@ -85,7 +89,7 @@ def run_tests(
     return True
 
 
-def race_under_other_schedules(runtime: Any, solve: Any, site: CallSite) -> Verdict | None:
+def race_under_other_schedules(runtime: ScheduledRuntime, solve: Solve, site: CallSite) -> Verdict | None:
     """Where the backend lets us order threads (emu), repeat a passing call under
     the other orders. If one fails, call again in forward order: a race if that
     passes, state carried between calls (a repeated call fails) if it does not."""
@@ -103,7 +107,7 @@ def race_under_other_schedules(runtime: Any, solve: Any, site: CallSite) -> Verd
     return None
 
 
-def _call_and_verify(runtime: Any, solve: Any, site: CallSite) -> Verdict:
+def _call_and_verify(runtime: Runtime, solve: Solve, site: CallSite) -> Verdict:
     site.prepare()
     solve(site)
     runtime.check()
@@ -116,7 +120,7 @@ def backend_failure(error: Exception) -> Verdict:
     return Verdict(False, getattr(error, "reason", "cuda_error"), str(error))
 
 
-def run_timing(runtime: Any, solve: Any, challenge: Challenge, job: dict[str, Any], log: EventLog, solution_path: Path) -> None:
+def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: dict[str, Any], log: EventLog, solution_path: Path) -> None:
     """Time the performance test. Every timed call runs on one of several data
     sets at the same addresses and is verified, so caching, call counting and
     skipped work fail instead of looking fast."""

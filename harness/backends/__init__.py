@@ -5,11 +5,48 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import HarnessError, ToolNotFound
 
+if TYPE_CHECKING:
+    from ..calls import CallSite
+    from ..challenge import Challenge
+    from ..timing.loop import Sample
+
 BACKENDS = ("cuda", "emu")
+
+
+class Runtime(Protocol):
+    """What the child process needs of a backend (backends/cuda.py, backends/emu/host.py)."""
+
+    name: str
+    device_name: str
+    xp: Any  # the array module: cupy or numpy
+    error_types: tuple[type[BaseException], ...]  # errors that end a run
+    recheck_schedules: tuple[str, ...]  # thread orders every passing call is repeated in
+
+    def load(self, solution: Path, challenge: Challenge) -> Callable[[CallSite], None]: ...
+
+    def check(self) -> None: ...
+
+
+class ScheduledRuntime(Runtime, Protocol):
+    """A backend that chooses the order of threads (emu)."""
+
+    def schedule(self, name: str) -> AbstractContextManager[None]: ...
+
+
+class TimingRuntime(Runtime, Protocol):
+    def timed_call(self, call: Callable[[], None]) -> Sample: ...
+
+    def call_overhead(self) -> float: ...
+
+    def copy_bandwidth(self) -> float: ...
 
 
 @dataclass(frozen=True)
