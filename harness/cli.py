@@ -197,26 +197,32 @@ def _grade_and_report(
             status.update(f"{label}: {what}" if label else what)
 
         challenges, graded = grade(items, options, root, gpu_list, progress)
-    document = _document(challenges, graded, options, root, shard)
+    report = _document(challenges, graded, options, root, shard)
     if as_json:
-        click.echo(json.dumps(document, indent=2))
+        click.echo(json.dumps(report, indent=2))
     else:
-        for name, challenge in challenges.items():
-            results = [result for item, _, result in graded if item.challenge == name]
-            stdout.print(leaderboard(challenge, results, chosen))
-            for line in failure_lines(results):
-                stdout.print(line, markup=False, highlight=False, soft_wrap=True)
-            for result in results:
-                if result.reason == "compile_error":
-                    stdout.print(f"{result.solution}:\n{result.message}", markup=False, highlight=False, soft_wrap=True)
+        _print_leaderboards(challenges, graded, chosen)
     if report_path:
-        report_path.write_text(json.dumps(document, indent=2) + "\n")
+        report_path.write_text(json.dumps(report, indent=2) + "\n")
     if junit_path:
-        junit_path.write_text(junit_xml(document))
+        junit_path.write_text(junit_xml(report))
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        for line in annotations(document):
+        for line in annotations(report):
             click.echo(line)
-    sys.exit(ExitCode.OK if document["passed"] else ExitCode.FAILED)
+    sys.exit(ExitCode.OK if report["passed"] else ExitCode.FAILED)
+
+
+def _print_leaderboards(
+    challenges: dict[str, Challenge], graded: list[tuple[Item, int, SolutionResult]], backend: str
+) -> None:
+    for name, challenge in challenges.items():
+        results = [result for item, _, result in graded if item.challenge == name]
+        stdout.print(leaderboard(challenge, results, backend))
+        for line in failure_lines(results):
+            stdout.print(line, markup=False, highlight=False, soft_wrap=True)
+        for result in results:
+            if result.reason == "compile_error":
+                stdout.print(f"{result.solution}:\n{result.message}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _document(
