@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import math
 import platform
 import sys
 from dataclasses import asdict
@@ -81,7 +82,7 @@ def build(
     env: dict[str, Any],
     shard: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    return {
+    return strict_json({
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
         "harness_version": __version__,
@@ -91,7 +92,18 @@ def build(
         "challenges": {c.name: challenge_record(c) for c in challenges},
         "passed": all(r["passed"] for r in records),
         "results": records,
-    }
+    })
+
+
+def strict_json(value: Any) -> Any:
+    """The report as strict JSON: inf and NaN (errors of NaN outputs) become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class Comparison:
     max_abs_error: float
     max_rel_error: float
     rel_l2_error: float
+    worst_ratio: float | None  # max |err| / (atol + rtol*|ref|): under 1 passes; None if not finite
     worst_index: tuple[int, ...]
     worst_axes: tuple[str, ...]
     worst_actual: float
@@ -111,10 +112,12 @@ def compare(
     unwritten_count = int(unwritten.sum()) if unwritten is not None else 0
     nan_count = int(xp.isnan(a).sum())
     finite_err = xp.where(xp.isfinite(err), err, xp.inf)
+    ratio = finite_err / bound
+    worst_ratio = float(ratio.max()) if total else 0.0
     if unwritten_count:
         worst_flat = int(xp.argmax(unwritten.ravel()))
     else:
-        worst_flat = int(xp.argmax((finite_err / bound).ravel())) if total else 0
+        worst_flat = int(xp.argmax(ratio.ravel())) if total else 0
     worst_index = tuple(int(i) for i in np.unravel_index(worst_flat, a.shape)) if total else ()
     nonzero = xp.abs(e) > 0
     rel = xp.where(nonzero, finite_err / xp.where(nonzero, xp.abs(e), 1.0), 0.0)
@@ -130,6 +133,7 @@ def compare(
         max_abs_error=float(finite_err.max()) if total else 0.0,
         max_rel_error=float(rel.max()) if total else 0.0,
         rel_l2_error=diff_norm / norm_e if norm_e > 0 else diff_norm,
+        worst_ratio=worst_ratio if np.isfinite(worst_ratio) else None,
         worst_index=worst_index,
         worst_axes=axes or tuple(f"i{k}" for k in range(a.ndim)),
         worst_actual=float(a.ravel()[worst_flat]) if total else 0.0,

@@ -21,6 +21,7 @@ from typing import Any, cast
 from .backends import Runtime, ScheduledRuntime, TimingRuntime
 from .backends.python_solution import exception_reason
 from .calls import CallSite, Verdict
+from .validation import Comparison
 from .challenge import Challenge, load_challenge
 from .errors import SolutionError
 from .results import TestResult, TimingResult
@@ -134,10 +135,11 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: 
         data = load_case_data(Path(path))
         data_sets.append(({k: runtime.xp.asarray(v) for k, v in data.inputs.items()}, {k: runtime.xp.asarray(v) for k, v in data.expected.items()}))
     failure: list[Verdict] = []
+    worst: list[Comparison] = []  # the comparisons of the timed call closest to failing
     calls = 0
 
     def timed() -> Sample:
-        nonlocal calls
+        nonlocal calls, worst
         site.load(*data_sets[calls % len(data_sets)])
         site.prepare()
         calls += 1
@@ -147,6 +149,8 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: 
             verdict.message = f"timed call {calls}: {verdict.message}"
             failure.append(verdict)
             raise _StopTiming
+        if not worst or _margin(verdict.comparisons) > _margin(worst):
+            worst = verdict.comparisons
         return sample
 
     try:
@@ -166,7 +170,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: 
     wall = [s.wall_time_s for s in measurement.samples]
     overhead = runtime.call_overhead()
     escaped = _escaped(gpu, wall, overhead)
-    verdict = Verdict(True)
+    verdict = Verdict(True, comparisons=worst)
     if escaped:
         verdict = Verdict(
             False,
@@ -188,6 +192,10 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: 
         device=runtime.device_name,
     )
     log.emit("timing", result=asdict(timing))
+
+
+def _margin(comparisons: list[Comparison]) -> float:
+    return max((c.worst_ratio if c.worst_ratio is not None else float("inf")) for c in comparisons)
 
 
 class _StopTiming(Exception):

@@ -178,3 +178,9 @@ def test_compare_command_exits_one_on_a_regression(tmp_path):
     assert runner.invoke(cli, ["compare", str(write("base.json", 1.0)), str(write("same.json", 1.0))]).exit_code == ExitCode.OK
     slower = runner.invoke(cli, ["compare", str(write("base.json", 1.0)), str(write("slow.json", 1.5))])
     assert slower.exit_code == ExitCode.FAILED and "slower" in slower.output
+
+
+def test_reports_are_strict_json_even_for_nan_outputs():
+    record = {"comparisons": [{"max_abs_error": float("inf"), "rel_l2_error": float("nan"), "worst_ratio": None, "total": 4}]}
+    text = json.dumps(document.strict_json(record), allow_nan=False)  # raises on inf or NaN
+    assert json.loads(text)["comparisons"][0] == {"max_abs_error": None, "rel_l2_error": None, "worst_ratio": None, "total": 4}

@@ -16,6 +16,7 @@ def test_within_tolerance_passes_and_reports_errors():
     result = compare(np, "y", actual, expected, TOL, ("b", "t", "d"))
     assert result.passed and result.mismatches == 0
     assert 4e-4 < result.max_abs_error < 6e-4
+    assert 0.2 < result.worst_ratio < 0.5  # 5e-4 against a bound of 1e-3 + 1e-3*|ref| (|ref| <= 2)
 
 
 def test_worst_element_is_located_in_challenge_coordinates():
