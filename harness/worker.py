@@ -187,7 +187,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: 
         call_overhead_s=overhead,
         stop_reason=measurement.stop_reason,
         bytes_moved=challenge.cost_of("bytes", test.sizes),
-        copy_bandwidth_bytes_per_s=runtime.copy_bandwidth() if spec.get("copy_bandwidth", True) else None,
+        copy_bandwidth_bytes_per_s=runtime.copy_bandwidth(),
         escaped=escaped,
         device=runtime.device_name,
     )

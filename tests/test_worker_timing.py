@@ -1,0 +1,106 @@
+"""The timed loop of the child process, on the CPU: a fake runtime stands in
+for CUDA (NumPy arrays, made-up times), so the rules that every timed call is
+verified, that cached or counted work fails and that escaped work is flagged
+are tested without a GPU."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.challenge import load_challenge
+from harness.testdata import case_data_path
+from harness.timing.loop import Sample
+from harness.worker import EventLog, run_timing
+
+REPO = Path(__file__).resolve().parents[1]
+TIMED_TEST = "odd_sizes"  # a small case stands in for the performance size
+
+
+class FakeRuntime:
+    name = "fake"
+    device_name = "fake device"
+    xp = np
+    error_types = (RuntimeError,)
+    recheck_schedules = ()
+
+    def __init__(self, gpu_s: float = 1e-4, wall_s: float = 1.2e-4):
+        self.gpu_s, self.wall_s = gpu_s, wall_s
+
+    def check(self) -> None:
+        pass
+
+    def timed_call(self, call) -> Sample:
+        call()
+        return Sample(gpu_time_s=self.gpu_s, wall_time_s=self.wall_s)
+
+    def call_overhead(self) -> float:
+        return 1e-5
+
+    def copy_bandwidth(self) -> float:
+        return 4e12
+
+
+@pytest.fixture(scope="module")
+def challenge():
+    return load_challenge("ssm_selective_scan", REPO)
+
+
+@pytest.fixture(scope="module")
+def job(challenge):
+    case = challenge.test(TIMED_TEST)
+    data = [str(case_data_path(challenge, case, v)) for v in range(3)]
+    return {"timing": {"name": TIMED_TEST, "data": data, "min_samples": 6, "max_samples": 50, "budget_s": 1.0, "criterion": "rse"}}
+
+
+def reference_solve(challenge):
+    """A correct solution: the float64 reference on whatever the buffers hold."""
+
+    def solve(site) -> None:
+        inputs = {p.name: site.buffers[p.name].array.astype(np.float64) for p in challenge.inputs}
+        site.buffers["y"].array[...] = challenge.reference_module.reference(inputs, site.sizes)["y"]
+
+    return solve
+
+
+def events(tmp_path: Path) -> list[dict]:
+    return [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+
+
+def run(challenge, job, tmp_path, solve, runtime=None) -> list[dict]:
+    run_timing(runtime or FakeRuntime(), solve, challenge, job, EventLog(tmp_path / "events.jsonl"), tmp_path / "x.py")
+    return events(tmp_path)
+
+
+def test_honest_work_is_timed_and_every_call_checked(challenge, job, tmp_path):
+    log = run(challenge, job, tmp_path, reference_solve(challenge))
+    test = next(e["result"] for e in log if e["event"] == "test")
+    timing = next(e["result"] for e in log if e["event"] == "timing")
+    assert test["passed"] and test["calls"] == len(timing["gpu_time_s"]) + 1  # plus the warm-up
+    assert test["comparisons"][0]["worst_ratio"] < 1e-3
+    assert timing["stop_reason"] == "converged" and len(timing["gpu_time_s"]) == 6
+    assert not timing["escaped"] and timing["copy_bandwidth_bytes_per_s"] == 4e12
+
+
+def test_replaying_the_first_answer_fails_on_the_next_data_set(challenge, job, tmp_path):
+    honest = reference_solve(challenge)
+    cached: dict[str, np.ndarray] = {}
+
+    def replay(site) -> None:
+        if not cached:
+            honest(site)
+            cached["y"] = site.buffers["y"].array.copy()
+        site.buffers["y"].array[...] = cached["y"]
+
+    test = next(e["result"] for e in run(challenge, job, tmp_path, replay) if e["event"] == "test")
+    assert test["reason"] == "wrong_output" and test["message"].startswith("timed call 2:")
+
+
+def test_work_outside_the_events_is_a_timing_escape(challenge, job, tmp_path):
+    log = run(challenge, job, tmp_path, reference_solve(challenge), FakeRuntime(gpu_s=5e-6, wall_s=3e-3))
+    test = next(e["result"] for e in log if e["event"] == "test")
+    assert test["reason"] == "timing_escape" and "outside the timer" in test["message"]
+    assert next(e["result"] for e in log if e["event"] == "timing")["escaped"]
