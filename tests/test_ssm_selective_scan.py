@@ -10,54 +10,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from harness import expressions
-from harness.challenge import load_challenge
-from harness.testdata import make_inputs
+from challenge_support import ChallengeCases
 
-CHALLENGE = Path(__file__).resolve().parents[1] / "challenges" / "ssm_selective_scan"
 INPUTS = ("u", "delta", "A", "B", "C", "skip")
 SIZES = ("batch", "seq_len", "d_model", "d_state")
 F32 = np.float32
 
 
-CH = load_challenge(CHALLENGE.name, CHALLENGE.parents[1])
+CASES = ChallengeCases("ssm_selective_scan")
+CH = CASES.challenge
 REF = CH.reference_module
 CFG: dict[str, Any] = CH.metadata
 PARAMS = {p["name"]: p for p in CFG["params"]}
 FUNCTIONAL: list[dict[str, Any]] = CFG["tests"]["functional"]
 PERFORMANCE: dict[str, Any] = CFG["tests"]["performance"]
-ATOL = float(CFG["tolerance"]["atol"])
-RTOL = float(CFG["tolerance"]["rtol"])
-
-
-def shape_of(name: str, sizes: Mapping[str, int]) -> tuple[int, ...]:
-    return CH.shape(next(p for p in CH.params if p.name == name), dict(sizes))
-
-
-def case_inputs(case: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Inputs of a [[tests.functional]] entry, as the harness builds them."""
-    return make_inputs(CH, CH.test(case["name"]))
-
-
-_REFERENCE_CACHE: dict[str, np.ndarray] = {}
-
-
-def case_reference(case: Mapping[str, Any]) -> np.ndarray:
-    if case["name"] not in _REFERENCE_CACHE:
-        _REFERENCE_CACHE[case["name"]] = REF.reference(case_inputs(case), case["sizes"])["y"]
-    return _REFERENCE_CACHE[case["name"]]
-
-
-def worst_ratio(out: np.ndarray, ref: np.ndarray) -> float:
-    """max of |out - ref| / (atol + rtol*|ref|): <= 1 is the harness's pass rule; NaN counts as inf."""
-    ratio = np.abs(out.astype(np.float64) - ref) / (ATOL + RTOL * np.abs(ref))
-    return float(np.max(np.where(np.isnan(ratio), np.inf, ratio)))
+ATOL = CH.tolerance.atol
+RTOL = CH.tolerance.rtol
+shape_of, case_inputs, case_reference, worst_ratio = CASES.shape_of, CASES.case_inputs, CASES.case_reference, CASES.worst_ratio
 
 
 # ---------------------------------------------------------------------------
@@ -187,17 +161,7 @@ GEN_SIZES = [
 @pytest.mark.parametrize("distribution", list(CFG["distributions"]))
 @pytest.mark.parametrize("sizes", GEN_SIZES, ids=lambda s: "x".join(str(s[k]) for k in SIZES))
 def test_generate_inputs_respects_contract(distribution: str, sizes: dict[str, int]) -> None:
-    inputs = REF.generate_inputs(distribution, sizes, np.random.default_rng(7))
-    assert set(inputs) == set(INPUTS)
-    for name, value in inputs.items():
-        assert value.dtype == np.float32, name
-        assert value.shape == shape_of(name, sizes), name
-        assert np.isfinite(value).all(), name
-    for constraint in CFG["constraints"]:
-        assert bool(expressions.evaluate(constraint, {**sizes, **inputs})), constraint
-    again = REF.generate_inputs(distribution, sizes, np.random.default_rng(7))
-    for name in INPUTS:
-        np.testing.assert_array_equal(inputs[name], again[name])
+    CASES.check_generated(distribution, sizes)
 
 
 def test_distributions_match_their_descriptions() -> None:
