@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,8 @@ def evaluate(
     progress: ProgressCallback | None = None,
 ) -> list[SolutionResult]:
     notify = progress or (lambda label, what: None)
+    if options.backend != "cuda":
+        options = replace(options, time=False)  # only a GPU is timed
     notify("", "preparing test data (float64 reference)")
     job_tests, job_timing = prepare_data(challenge, options)
     libraries = build_all(challenge, solutions, options, root, notify)
@@ -89,13 +91,13 @@ def evaluate(
         label = label_of(path, root)
         built = libraries[path]
         if isinstance(built, SolutionResult):
-            results.append(built)
-            continue
-        notify(label, "running")
-        result = run_solution(challenge, path, built, options, root, job_tests, job_timing)
+            result = built
+        else:
+            notify(label, "running")
+            result = run_solution(challenge, path, built, options, root, job_tests, job_timing)
+            notify(label, "done")
         result.is_reference = path.resolve() == reference
         results.append(result)
-        notify(label, "done")
     return results
 
 
@@ -211,7 +213,7 @@ def run_solution(
             "library": str(library),
             "solution": str(path.resolve()),
             "tests": tests,
-            "timing": timing if options.backend == "cuda" else None,
+            "timing": timing,
             "events": str(events_path),
         }
         job_path = Path(scratch) / "job.json"
@@ -295,7 +297,7 @@ def interpret(
             _record_abort(challenge, result, in_progress, "crash", f"the process was killed by {name}{where}")
         else:
             _record_abort(challenge, result, in_progress, "exited", f"the process ended with status {returncode}{where} before finishing")
-    planned = [t["name"] for t in tests] + ([timing["name"]] if timing and options.backend == "cuda" else [])
+    planned = [t["name"] for t in tests] + ([timing["name"]] if timing else [])
     seen = {t.name for t in result.tests}
     for name in planned:
         if name not in seen:
