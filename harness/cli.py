@@ -29,6 +29,7 @@ from .grading import Item, Shard, collect, grade, shard_of, with_baselines
 from .junit import junit_xml
 from .report import failure_lines, format_time, leaderboard, timing_summary
 from .results import SolutionResult
+from .sanitizers import find_compute_sanitizer
 from .runner import Options, discover_solutions, label_of
 from .starters import LANGUAGES, python_starter
 from .timing.criteria import CRITERIA
@@ -68,7 +69,7 @@ def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--arch", default=None, help="nvcc target, e.g. sm_90 (default: read from the GPU)."),
         click.option("--nvcc-flags", default="-O3", show_default=True, help="Flags passed to nvcc, space separated."),
         click.option("--gpu", type=int, default=0, show_default=True, help="Index of the GPU to run on."),
-        click.option("--sanitize", is_flag=True, help="emu: build with AddressSanitizer; out-of-bounds accesses are reported with file:line."),
+        click.option("--sanitize", is_flag=True, help="Correctness tests under a memory checker, no timing. cuda: compute-sanitizer memcheck, racecheck and initcheck in turn; emu: AddressSanitizer. Findings are reported with .cu file:line."),
         json_option,
     ]
     for option in reversed(options):
@@ -165,8 +166,14 @@ def _grade_and_report(
     chosen, note = resolve_backend(backend)
     if note:
         stderr.print(note)
-    if settings.get("sanitize") and chosen == "cuda":
-        raise UsageFailure("--sanitize runs on the emu backend (--backend emu --sanitize)")
+    if settings.get("sanitize"):
+        if not check:
+            raise UsageFailure("--sanitize runs the correctness tests: use it with run, check or grade")
+        if chosen == "cuda":
+            find_compute_sanitizer(nvcc.find_nvcc())  # missing: a set-up error before anything runs
+        if time:
+            stderr.print("--sanitize: correctness tests only, nothing is timed under a memory checker")
+        time = False
     if chosen != "cuda" and time and not check:
         raise UsageFailure("timing needs a GPU: the emu backend checks correctness only")
     if chosen != "cuda" and time:

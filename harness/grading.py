@@ -1,9 +1,10 @@
 """Grading many solutions across challenges: the plan (which solution belongs
 to which challenge, which shard runs what) and its execution, one worker
-thread per GPU, each running its share of solutions one at a time."""
+thread per GPU, each taking the next solution from a shared queue."""
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -12,7 +13,7 @@ from pathlib import Path
 from .challenge import Challenge, challenge_names, load_challenge
 from .errors import ChallengeError, HarnessError
 from .results import SolutionResult
-from .runner import SOLUTION_SUFFIXES, Options, evaluate, label_of, reference_solution
+from .runner import SOLUTION_SUFFIXES, Options, build_all, evaluate, label_of, prepare_data, reference_solution
 
 
 @dataclass(frozen=True)
@@ -91,31 +92,55 @@ def grade(
     gpus: list[int],
     progress: Callable[[str, str], None] | None = None,
 ) -> tuple[dict[str, Challenge], list[tuple[Item, int, SolutionResult]]]:
-    """Evaluate every item; with several GPUs each runs its share in parallel.
-    A challenge's baseline runs on every GPU that has solutions of it, so each
-    speedup compares numbers from one device."""
+    """Evaluate every item, one worker thread per GPU taking the next solution
+    from a shared queue, so one slow solution does not hold up the others.
+    Test data and builds are made first, once, compilations in parallel. A
+    challenge's baseline runs last on every GPU that graded solutions of it,
+    so each speedup compares numbers from one device."""
+    notify = progress or (lambda label, what: None)
     challenges = {name: load_challenge(name, root) for name in sorted({i.challenge for i in items})}
-    solutions = [item for item in items if not item.baseline]
-    lanes: list[list[Item]] = [[] for _ in gpus]
-    for position, item in enumerate(solutions):
-        lanes[position % len(gpus)].append(item)
-    for lane in lanes:
-        for baseline in (item for item in items if item.baseline):
-            if any(item.challenge == baseline.challenge for item in lane):
-                lane.append(baseline)
+    for name, challenge in challenges.items():
+        notify("", f"{name}: preparing test data (float64 reference)")
+        prepare_data(challenge, options)
+    build_all_items(challenges, items, options, root, notify)
+    pending: queue.SimpleQueue[Item] = queue.SimpleQueue()
+    for item in items:
+        if not item.baseline:
+            pending.put(item)
 
-    def run_lane(gpu: int, lane: list[Item]) -> list[tuple[Item, int, SolutionResult]]:
-        done = []
-        for name, challenge in challenges.items():
-            mine = [item for item in lane if item.challenge == name]
-            if mine:
-                results = evaluate(challenge, [root / i.path for i in mine], replace(options, gpu=gpu), root, progress)
-                done.extend((item, gpu, result) for item, result in zip(mine, results))
+    def run_lane(gpu: int) -> list[tuple[Item, int, SolutionResult]]:
+        done: list[tuple[Item, int, SolutionResult]] = []
+
+        def run(item: Item) -> None:
+            (result,) = evaluate(challenges[item.challenge], [root / item.path], replace(options, gpu=gpu), root, progress)
+            done.append((item, gpu, result))
+
+        while True:
+            try:
+                run(pending.get_nowait())
+            except queue.Empty:
+                break
+        graded_here = {item.challenge for item, _, _ in done}
+        for baseline in (item for item in items if item.baseline and item.challenge in graded_here):
+            run(baseline)
         return done
 
     with ThreadPoolExecutor(max_workers=len(gpus)) as pool:
-        finished = list(pool.map(run_lane, gpus, lanes))
-    graded = [pair for lane in finished for pair in lane]
+        finished = list(pool.map(run_lane, gpus))
+    graded = [entry for lane in finished for entry in lane]
     order = {item.key: i for i, item in enumerate(items)}
     graded.sort(key=lambda entry: (order[entry[0].key], entry[1]))
     return challenges, graded
+
+
+def build_all_items(
+    challenges: dict[str, Challenge], items: list[Item], options: Options, root: Path, notify: Callable[[str, str], None]
+) -> None:
+    """Compile every solution up front, in parallel, so that the lanes find
+    them built (one that fails to compile fails again, quickly, in its lane)."""
+
+    def build(name: str) -> None:
+        build_all(challenges[name], [root / item.path for item in items if item.challenge == name], options, root, notify)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(challenges))) as pool:
+        list(pool.map(build, challenges))  # list(): a tool missing is raised here

@@ -24,7 +24,7 @@ REASONS = {
     "cuda_error": "CUDA error",
     "emulation_error": "failure found by the emulator",
     "race": "results depend on the thread schedule",
-    "sanitizer": "AddressSanitizer found a memory error",
+    "sanitizer": "a memory or race checker found an error",
     "crash": "process crashed",
     "exited": "solve() ended the process",
     "timeout": "did not finish in time",

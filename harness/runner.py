@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import sanitizers
 from .build import nvcc
 from .backends.python_solution import check_python_signature
 from .build.signature import check_signature
@@ -50,7 +51,7 @@ class Options:
     arch: str | None = None  # e.g. sm_90; default: read from the GPU
     nvcc_flags: tuple[str, ...] = nvcc.DEFAULT_FLAGS
     gpu: int = 0
-    sanitize: bool = False  # emu: AddressSanitizer build, out-of-bounds accesses reported with file:line
+    sanitize: bool = False  # emu: AddressSanitizer build; cuda: the tests under compute-sanitizer (harness/sanitizers.py)
 
 
 def discover_solutions(challenge: Challenge, root: Path) -> list[Path]:
@@ -80,8 +81,8 @@ def evaluate(
     progress: ProgressCallback | None = None,
 ) -> list[SolutionResult]:
     notify = progress or (lambda label, what: None)
-    if options.backend != "cuda":
-        options = replace(options, time=False)  # only a GPU is timed
+    if options.backend != "cuda" or options.sanitize:
+        options = replace(options, time=False)  # only a GPU is timed, and not under a sanitizer
     notify("", "preparing test data (float64 reference)")
     job_tests, job_timing = prepare_data(challenge, options)
     libraries = build_all(challenge, solutions, options, root, notify)
@@ -158,7 +159,8 @@ def build_library(path: Path, options: Options) -> Path:
 
         return build_emu_library(path, cache_dir(), sanitize=options.sanitize)
     arch = options.arch or _device_arch(options.gpu)
-    return nvcc.build_library(path, cache_dir(), arch, options.nvcc_flags)
+    flags = options.nvcc_flags + ((sanitizers.LINEINFO_FLAG,) if options.sanitize else ())
+    return nvcc.build_library(path, cache_dir(), arch, flags)
 
 
 def _device_arch(gpu: int) -> str:
@@ -202,6 +204,60 @@ def run_solution(
     tests: list[dict[str, Any]],
     timing: dict[str, Any] | None,
 ) -> SolutionResult:
+    if options.sanitize and options.backend == "cuda":
+        return run_under_compute_sanitizer(challenge, path, library, options, root, tests)
+    env: dict[str, str] = {}
+    if options.sanitize:  # emu: the AddressSanitizer runtime must be preloaded
+        from .backends.emu import sanitizer_env
+
+        env = sanitizer_env()
+    return run_child(challenge, path, library, options, root, tests, timing, env=env)
+
+
+def run_under_compute_sanitizer(
+    challenge: Challenge, path: Path, library: Path, options: Options, root: Path, tests: list[dict[str, Any]]
+) -> SolutionResult:
+    """The tests once under each compute-sanitizer tool; the first tool with
+    findings gives the verdict. A failure without findings is the verdict only
+    if no later tool explains it (a race can make the output wrong under
+    memcheck's schedule, and only racecheck names it); a timeout ends it."""
+    executable = sanitizers.find_compute_sanitizer(nvcc.toolchain().nvcc)
+    first_failure: SolutionResult | None = None
+    with tempfile.TemporaryDirectory(prefix="harness-sanitizer-") as scratch:
+        for tool in sanitizers.CUDA_TOOLS:
+            log = Path(scratch) / f"{tool}.log"
+            prefix = sanitizers.compute_sanitizer_command(executable, tool, log)
+            # Unpooled allocations: each array is its own allocation, so an access
+            # past one cannot land unseen in a neighbour from the same pool.
+            result = run_child(challenge, path, library, options, root, tests, None, prefix=prefix, unpooled=True)
+            findings = sanitizers.parse_compute_sanitizer(log.read_text(errors="replace") if log.exists() else "")
+            if findings:
+                return result.fail("sanitizer", findings.describe(tool))
+            if not result.passed:
+                first_failure = first_failure or result
+                if result.reason == "timeout":
+                    break
+    if first_failure is not None:
+        return first_failure
+    result.message = f"compute-sanitizer {', '.join(sanitizers.CUDA_TOOLS)}: no findings"
+    return result
+
+
+def run_child(
+    challenge: Challenge,
+    path: Path,
+    library: Path,
+    options: Options,
+    root: Path,
+    tests: list[dict[str, Any]],
+    timing: dict[str, Any] | None,
+    *,
+    prefix: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    unpooled: bool = False,
+) -> SolutionResult:
+    """One child process running the job, killed with everything it started
+    if it outlives the timeout; its events and way of ending become the result."""
     result = SolutionResult(solution=label_of(path, root), backend=options.backend)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
@@ -215,20 +271,17 @@ def run_solution(
             "tests": tests,
             "timing": timing,
             "events": str(events_path),
+            "unpooled": unpooled,
         }
         job_path = Path(scratch) / "job.json"
         job_path.write_text(json.dumps(job))
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(options.gpu), PYTHONUNBUFFERED="1")
-        if options.sanitize:
-            from .backends.emu import sanitizer_env
-
-            env.update(sanitizer_env())
+        child_env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(options.gpu), PYTHONUNBUFFERED="1", **(env or {}))
         child = subprocess.Popen(
-            [sys.executable, "-m", "harness.worker", str(job_path)],
+            [*(prefix or []), sys.executable, "-m", "harness.worker", str(job_path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=env,
+            env=child_env,
             start_new_session=True,  # its own process group: a timeout kills everything it started
         )
         stdout, stderr = _Tail(child.stdout), _Tail(child.stderr)
@@ -286,7 +339,7 @@ def interpret(
         elif kind == "done":
             finished = True
     where = f" during test {in_progress}" if in_progress else ""
-    sanitizer = sanitizer_report(result.stderr_tail)
+    sanitizer = sanitizers.asan_summary(result.stderr_tail)
     if sanitizer and not finished:
         _record_abort(challenge, result, in_progress, "sanitizer", sanitizer + where)
     elif timed_out:
@@ -311,17 +364,6 @@ def interpret(
     if result.reason is None:
         result.passed = True
     return result
-
-
-def sanitizer_report(stderr: str) -> str | None:
-    """AddressSanitizer's one-line summary and the emulator's note of which
-    kernel, block and thread made the access, if the child printed them."""
-    lines = stderr.splitlines()
-    summary = next((l for l in lines if l.startswith("SUMMARY: AddressSanitizer")), None)
-    if summary is None:
-        return None
-    context = next((l.strip() for l in lines if l.startswith("harness emu: in kernel")), "")
-    return summary.removeprefix("SUMMARY: ") + (f" ({context.removeprefix('harness emu: ')})" if context else "")
 
 
 def _record_abort(challenge: Challenge, result: SolutionResult, test: str | None, reason: str, message: str) -> None:

@@ -47,11 +47,11 @@ class EventLog:
         self.file.flush()
 
 
-def make_runtime(backend: str) -> Runtime:
+def make_runtime(backend: str, unpooled: bool = False) -> Runtime:
     if backend == "cuda":
         from .backends.cuda import CudaRuntime
 
-        return CudaRuntime()
+        return CudaRuntime(unpooled=unpooled)
     from .backends.emu.host import EmuRuntime
 
     return EmuRuntime()
@@ -226,7 +226,7 @@ def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text())
     log = EventLog(Path(job["events"]))
     challenge = load_challenge(job["challenge"], Path(job["root"]))
-    runtime = make_runtime(job["backend"])
+    runtime = make_runtime(job["backend"], unpooled=job.get("unpooled", False))
     log.emit("ready", device=runtime.device_name)
     solution_path = Path(job["solution"]).resolve()
     try:

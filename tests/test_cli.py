@@ -69,3 +69,9 @@ def test_cuda_backend_without_a_gpu_says_what_needs_one(runner, monkeypatch):
 def test_missing_solution_file_is_a_usage_error(runner):
     result = runner.invoke(cli, ["check", "ssm_selective_scan", "no/such/file.cu"])
     assert result.exit_code == ExitCode.USAGE and "no such solution file" in result.output
+
+
+def test_sanitize_with_bench_is_a_usage_error(runner):
+    result = runner.invoke(cli, ["bench", "ssm_selective_scan", "--sanitize", "--backend", "emu"])
+    assert result.exit_code == ExitCode.USAGE
+    assert "--sanitize runs the correctness tests" in result.output

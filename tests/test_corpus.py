@@ -40,13 +40,14 @@ EXPECTED: dict[str, dict[str, Any]] = tomllib.loads((CORPUS / "expected.toml").r
 BACKENDS = ("cuda", "emu")
 KEYS = {
     "cuda", "emu", "why", "message", "cuda_message", "emu_message", "cuda_timed", "cuda_xfail", "emu_xfail",
-    "stdout_min_bytes", "stdout_tail_contains",
+    "stdout_min_bytes", "stdout_tail_contains", "cuda_sanitize", "cuda_sanitize_message",
 }
 # Per solution. The hang case costs this once per evaluation; the slowest honest
 # case (stdout_flood: 40 MB through the pipe) takes about 2.5 s on 2 CPU cores.
 EMU_TIMEOUT_S = 8.0
 CUDA_TIMEOUT_S = 30.0
 CUDA_TIMED = Options(check=False, budget=Budget(min_samples=5, time_s=1.0), timeout_s=120)
+CUDA_SANITIZED = Options(time=False, sanitize=True, timeout_s=120)  # per tool: checkers slow kernels down 10-100x
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="the emu backend needs g++")
 
@@ -88,9 +89,11 @@ def by_file(results: list[SolutionResult]) -> dict[str, SolutionResult]:
     return found
 
 
-def assert_judged(result: SolutionResult, name: str, backend: str, challenge: Challenge) -> None:
-    entry, expected = EXPECTED[name], EXPECTED[name][backend]
-    context = f"{name} on {backend}: reason {result.reason!r}: {result.message}"
+def assert_judged(result: SolutionResult, name: str, backend: str, challenge: Challenge, mode: str | None = None) -> None:
+    """`mode` is a column of its own for the same backend (cuda_sanitize)."""
+    column = mode or backend
+    entry, expected = EXPECTED[name], EXPECTED[name][column]
+    context = f"{name} on {column}: reason {result.reason!r}: {result.message}"
     if expected == "pass":
         assert result.passed and result.reason is None, context
         if not entry.get("cuda_timed") or backend != "cuda":
@@ -98,7 +101,7 @@ def assert_judged(result: SolutionResult, name: str, backend: str, challenge: Ch
         assert all(t.passed for t in result.tests), context
     else:
         assert not result.passed and result.reason == expected, context
-    for key in ("message", f"{backend}_message"):
+    for key in (f"{mode}_message",) if mode else ("message", f"{backend}_message"):
         if key in entry:
             assert entry[key] in result.message, context
     if "stdout_min_bytes" in entry:
@@ -125,6 +128,8 @@ def test_the_table_names_every_corpus_file_with_a_known_verdict():
             assert entry.get("why"), f"{name}: the backends differ, say why"
         if entry.get("cuda_timed"):
             assert entry["cuda"] in ("timing_escape", "pass"), f"{name}: only the timer's verdicts need timing"
+        if "cuda_sanitize" in entry:
+            assert entry["cuda_sanitize"] in {*REASONS, "pass"} - {"not_run"}, f"{name}: {entry['cuda_sanitize']}"
         header = (CORPUS / name).read_text().splitlines()[:2]
         assert all(line.startswith("//") for line in header), f"{name}: says what it does and must be judged as"
 
@@ -190,3 +195,28 @@ def test_cuda_judges_the_corpus_case(name, cuda_results, challenge):
 @pytest.mark.gpu
 def test_cuda_evaluations_lose_no_result(cuda_results):
     assert sorted(by_file(cuda_results)) == sorted(runnable("cuda"))
+
+
+# --- cuda under compute-sanitizer --------------------------------------------
+
+SANITIZED = [name for name, entry in EXPECTED.items() if "cuda_sanitize" in entry]
+
+
+@pytest.fixture(scope="module")
+def sanitized_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
+    with session_cache(tmp_path_factory):
+        return by_file(evaluate(challenge, [CORPUS / n for n in SANITIZED], CUDA_SANITIZED, REPO))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", [pytest.param(n, id=n.removesuffix(".cu")) for n in SANITIZED])
+def test_cuda_sanitize_judges_the_corpus_case(name, sanitized_results, challenge):
+    """Findings name the tool and the .cu line; correct solutions raise none
+    (no false alarms from the harness's own allocations or calls)."""
+    result = sanitized_results[name]
+    assert_judged(result, name, "cuda", challenge, mode="cuda_sanitize")
+    assert result.timing is None
+    if EXPECTED[name]["cuda_sanitize"] == "pass":
+        assert result.message == "compute-sanitizer memcheck, racecheck, initcheck: no findings"
+    if result.reason == "sanitizer":
+        assert f"{name}:" in result.message, "a finding points at the solution's file:line"

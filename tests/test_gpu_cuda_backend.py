@@ -5,6 +5,7 @@ evaluation loses no result, is tests/test_corpus.py's business."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,17 @@ def test_wrong_solution_fails_timing_too(challenge):
     result = evaluate_one(challenge, "wrong_no_state.cu", check=False, budget=Budget(min_samples=3, time_s=0.5))
     assert result.reason == "wrong_output"
     assert result.timing is None
+
+
+@pytest.mark.parametrize("name", ["ssm_selective_scan", "mamba3_scan"])
+def test_reference_is_clean_under_compute_sanitizer(name):
+    """`harness check NAME reference/NAME.cu --sanitize`: memcheck, racecheck
+    and initcheck find nothing in the kernels the leaderboard is measured against."""
+    from click.testing import CliRunner
+
+    from harness.cli import cli
+
+    run = CliRunner().invoke(cli, ["check", name, str(REPO / "reference" / f"{name}.cu"), "--sanitize", "--json"])
+    assert run.exit_code == 0, run.output
+    (result,) = json.loads(run.stdout)["results"]
+    assert result["passed"] and result["message"] == "compute-sanitizer memcheck, racecheck, initcheck: no findings"

@@ -5,6 +5,7 @@ noise-aware regression gate. Runs real gradings on the emu backend."""
 from __future__ import annotations
 
 import json
+import time
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -17,7 +18,10 @@ from harness.cli import cli
 from harness.compare import classify, compare_reports, regressions
 from harness.errors import ChallengeError, ExitCode, HarnessError
 from harness.github import annotations
-from harness.grading import Item, Shard, collect, shard_of, with_baselines
+from harness import grading
+from harness.grading import Item, Shard, collect, grade, shard_of, with_baselines
+from harness.results import SolutionResult
+from harness.runner import Options
 
 REPO = Path(__file__).resolve().parents[1]
 NAIVE = REPO / "solutions" / "ssm_selective_scan" / "naive.cu"
@@ -79,6 +83,27 @@ def test_baselines_add_the_reference_once():
     extended = with_baselines(items, REPO)
     assert extended[-1] == Item("ssm_selective_scan", Path("reference/ssm_selective_scan.cu"), baseline=True)
     assert with_baselines(extended[-1:], REPO) == extended[-1:]  # already listed: not added again
+
+
+def test_gpus_take_solutions_from_one_queue_and_each_times_its_own_baseline(monkeypatch):
+    """Two GPUs: a slow solution keeps one busy while the other grades the rest;
+    every solution is graded once; each GPU times the reference after its share."""
+    seconds = {"slow.cu": 0.5, "a.cu": 0.01, "b.cu": 0.01, "c.cu": 0.01, "ssm_selective_scan.cu": 0.01}
+
+    def fake_evaluate(challenge, paths, options, root, progress=None):
+        time.sleep(seconds[paths[0].name])
+        return [SolutionResult(solution=paths[0].name, backend="cuda", passed=True)]
+
+    monkeypatch.setattr(grading, "evaluate", fake_evaluate)
+    monkeypatch.setattr(grading, "prepare_data", lambda challenge, options: None)
+    monkeypatch.setattr(grading, "build_all", lambda *args: None)
+    items = with_baselines([Item("ssm_selective_scan", Path(n)) for n in ("slow.cu", "a.cu", "b.cu", "c.cu")], REPO)
+    _, graded = grade(items, Options(), REPO, gpus=[0, 1])
+    solutions = [(item.path.name, gpu) for item, gpu, _ in graded if not item.baseline]
+    assert sorted(name for name, _ in solutions) == ["a.cu", "b.cu", "c.cu", "slow.cu"]
+    slow_gpu = dict(solutions)["slow.cu"]
+    assert all(gpu != slow_gpu for name, gpu in solutions if name != "slow.cu")
+    assert sorted(gpu for item, gpu, _ in graded if item.baseline) == [0, 1]
 
 
 @needs_gxx

@@ -28,9 +28,11 @@ class CudaError(RuntimeError):
 class CudaRuntime:
     name = "cuda"
 
-    def __init__(self) -> None:
+    def __init__(self, unpooled: bool = False) -> None:
         import cupy
 
+        if unpooled:  # every array its own cudaMalloc, as a memory checker needs
+            cupy.cuda.set_allocator(None)
         self.xp = cupy
         self.device = cupy.cuda.Device()
         props = cupy.cuda.runtime.getDeviceProperties(self.device.id)
