@@ -51,15 +51,3 @@ def test_sanitize_reports_a_write_far_past_the_guards_with_file_and_line(challen
     (result,) = evaluate(challenge, [far], Options(backend="emu", time=False, sanitize=True), REPO)
     assert result.reason == "sanitizer"
     assert f"far.cu:{line}" in result.message and "block (0,0,0)" in result.message
-
-
-def test_inline_ptx_is_refused_on_emu_with_its_line(challenge, tmp_path):
-    """The reference's exponential as inline PTX (as measured in its notes): refused, not misrun."""
-    source = (REPO / "reference" / "ssm_selective_scan.cu").read_text()
-    ptx = 'float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r;'
-    variant = tmp_path / "ex2_asm.cu"
-    variant.write_text(source.replace("return exp2f(x);", ptx))
-    line = next(i for i, l in enumerate(variant.read_text().splitlines(), 1) if "asm(" in l)
-    (result,) = evaluate(challenge, [variant], Options(backend="emu", time=False), REPO)
-    assert result.reason == "unsupported"
-    assert f"ex2_asm.cu:{line}" in result.message and "not supported on emu" in result.message

@@ -45,6 +45,10 @@ def test_comments_and_strings_are_ignored() -> None:
 
 @pytest.mark.parametrize("code, feature, line", [
     ("__global__ void k() {\n asm volatile(\"trap;\");\n}", "inline PTX assembly (asm)", 2),
+    # PTX beyond one special-function instruction stays refused
+    ("__device__ unsigned f() {\n unsigned l; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(l)); return l;\n}", "inline PTX assembly (asm)", 2),
+    ("__device__ float f(float x) {\n float r; asm(\"ex2.approx.f16 %0, %1;\" : \"=f\"(r) : \"f\"(x)); return r;\n}", "inline PTX assembly (asm)", 2),
+    ("__device__ float f(float x) {\n float r;\n asm(\"ex2.approx.f32 %0, %1; add.f32 %0, %0, 1.0;\" : \"=f\"(r) : \"f\"(x)); return r;\n}", "inline PTX assembly (asm)", 3),
     ("#include <mma.h>\n", "tensor-core intrinsics (wmma/mma)", 1),
     ("using namespace nvcuda;\n\nwmma::fragment<int> f;", "tensor-core intrinsics (wmma/mma)", 1),
     ("__global__ void k() {\n\n auto g = cooperative_groups::this_grid(); g.sync();\n}", "cooperative-groups grid synchronization (this_grid/grid.sync)", 3),
@@ -62,3 +66,20 @@ def test_unsupported_features(code: str, feature: str, line: int) -> None:
 def test_host_launch_next_to_device_function_is_fine() -> None:
     src = "__device__ int sq(int x) { return x * x; }\n__global__ void k() {}\nvoid h() { k<<<1, 1>>>(); }\n"
     assert "Launcher" in body(src)
+
+
+def test_special_function_ptx_becomes_the_host_function_on_its_line() -> None:
+    """One MUFU instruction as inline PTX (how fast kernels write ex2) runs on
+    emu through the accurate host function, like __expf; lines stay put."""
+    src = (
+        "__device__ float f(float x) {\n"
+        '  float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * (2.f)));\n'
+        '  float s; asm volatile ("rcp.approx.f32 %0, %1;"\n     : "=f"(s) : "f"(r));\n'
+        '  // asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));\n'
+        "  return s;\n}\n"
+    )
+    out = body(src)
+    assert "(r) = exp2f(x * (2.f));" in out
+    assert "(s) = 1.0f / (r)" in out
+    assert '// asm("ex2.approx.f32' in out  # comments are left alone
+    assert out.count("\n") == src.count("\n")

@@ -11,6 +11,9 @@ runtime header:
 * `extern __shared__ T name[];` -> a pointer into the per-launch dynamic
   shared memory buffer.
 * `static __shared__` -> `__shared__` (which the header turns into `static`).
+* inline PTX of one float32 special-function instruction with one input,
+  `asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x))`, -> an assignment
+  from the matching host function (MUFU_PTX). Any other asm is refused.
 
 Features emu cannot execute raise UnsupportedFeature with file:line.
 """
@@ -50,6 +53,18 @@ UNSUPPORTED_INCLUDES = [
     (re.compile(r"^\s*#\s*include\s*[<\"](?:cublas|cudnn|cufft|curand|cusparse|cusolver|nccl)\w*\.h[>\"]", re.M),
      "CUDA libraries (cuBLAS, cuDNN, cuFFT, cuRAND...)"),
 ]
+
+# The special-function unit's float32 instructions, as inline PTX writes them
+# (`.approx`, optional `.ftz`): the host function each one becomes.
+MUFU_PTX = {
+    "ex2": "exp2f", "lg2": "log2f", "sin": "sinf", "cos": "cosf", "tanh": "tanhf",
+    "rcp": "1.0f / ", "sqrt": "sqrtf", "rsqrt": "1.0f / sqrtf",
+}
+_MUFU_ASM = re.compile(
+    r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__\b)?\s*\(\s*"
+    r"\"\s*(?P<op>\w+)\.approx(?:\.ftz)?\.f32\s+%0\s*,\s*%1\s*;?\s*\"\s*"
+    r":\s*\"=f\"\s*\("
+)
 
 _DECL_PART = r"(?:[\w:<>,\s*]|__align__\s*\(\s*\w+\s*\)|alignas\s*\(\s*\w+\s*\)|__attribute__\s*\(\([^;{}]*?\)\))"
 EXTERN_SHARED = re.compile(rf"\bextern\s+({_DECL_PART}*?)\b__shared__\b({_DECL_PART}*?)\[\s*\]\s*;")
@@ -246,20 +261,48 @@ def _shared_edits(code: str, raw: str) -> list[Edit]:
     return edits
 
 
-def translate(source: str, filename: str) -> str:
-    """The C++ text to compile with the runtime header force-included.
-    `filename` is what diagnostics call the file (used in #line)."""
-    code = blank_comments_and_strings(source)
-    check_supported(code, source, filename)
-    edits = sorted(_launch_edits(code, source, filename) + _shared_edits(code, source), key=lambda e: e.start)
+def _mufu_asm_edits(source: str, code: str) -> list[Edit]:
+    """`asm("OP.approx[.ftz].f32 %0, %1;" : "=f"(out) : "f"(in))` -> `(out) = f(in)`
+    for the OPs of MUFU_PTX, on one line each; the statement's `;` stays."""
+    edits: list[Edit] = []
+    for m in _MUFU_ASM.finditer(source):
+        if m["op"] not in MUFU_PTX or code[m.start()] == " ":  # inside a comment
+            continue
+        out_end = _find_closing(source, m.end(), ")")
+        rest = re.match(r'\)\s*:\s*"f"\s*\(', source[out_end:]) if out_end >= 0 else None
+        if rest is None:
+            continue
+        in_start = out_end + rest.end()
+        in_end = _find_closing(source, in_start, ")")
+        close = re.match(r"\)\s*\)", source[in_end:]) if in_end >= 0 else None
+        if close is None:
+            continue
+        out, value = source[m.end():out_end], source[in_start:in_end]
+        text = f"({out}) = {MUFU_PTX[m['op']]}({value})"
+        end = in_end + close.end()
+        edits.append(Edit(m.start(), end, text + "\n" * source[m.start():end].count("\n")))
+    return edits
+
+
+def _apply(source: str, edits: list[Edit]) -> str:
     out: list[str] = []
     last = 0
-    for e in edits:
+    for e in sorted(edits, key=lambda e: e.start):
         if e.start < last:
             continue  # overlapping (cannot happen for well-formed code)
         out.append(source[last : e.start])
         out.append(e.text)
         last = e.end
     out.append(source[last:])
+    return "".join(out)
+
+
+def translate(source: str, filename: str) -> str:
+    """The C++ text to compile with the runtime header force-included.
+    `filename` is what diagnostics call the file (used in #line)."""
+    source = _apply(source, _mufu_asm_edits(source, blank_comments_and_strings(source)))
+    code = blank_comments_and_strings(source)
+    check_supported(code, source, filename)
+    edits = sorted(_launch_edits(code, source, filename) + _shared_edits(code, source), key=lambda e: e.start)
     escaped = filename.replace("\\", "\\\\").replace('"', '\\"')
-    return f'#line 1 "{escaped}"\n' + "".join(out)
+    return f'#line 1 "{escaped}"\n' + _apply(source, edits)
