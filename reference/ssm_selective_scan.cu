@@ -1,6 +1,6 @@
 // ssm_selective_scan reference: chunked scan, one thread per (batch, chunk,
 // channel) holding all of the channel's states, B and C broadcast from shared
-// memory. H200, (4, 4096, 512, 16): about 123 us (reference/ssm_selective_scan.md).
+// memory. H200, (4, 4096, 512, 16): about 125 us (reference/ssm_selective_scan.md).
 //
 // Why chunks: 2048 channels of 16 states are too few recurrences to fill 132
 // SMs with one channel per thread, and splitting a channel's states over lanes

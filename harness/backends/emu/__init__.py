@@ -37,6 +37,11 @@ Semantics chosen where CUDA leaves room:
 * Spin-waiting on another thread of the same block, or on a later block,
   never ends (no preemption): the caller must apply a timeout.
 
+Math: device math functions and their fast variants (__expf, and inline PTX
+of one special-function instruction such as ex2.approx.ftz.f32) use the
+accurate host functions, so approximation errors a GPU would add are not
+reproduced.
+
 Not detected: host code that dereferences a device pointer works on emu
 (device memory is host memory; NumPy arrays are passed directly), while it
 would crash on a GPU. Shared memory is not cleared between blocks, and reads
