@@ -1,5 +1,6 @@
 """Reading sanitizer reports into one line of a verdict: compute-sanitizer's
-three tools (logs in the shape they print) and AddressSanitizer's summary."""
+three tools (logs in the shape they print on an H200) and AddressSanitizer's
+summary; and how the runner turns three tool runs into one verdict."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness import runner
 from harness.errors import ToolNotFound
+from harness.results import SolutionResult
 from harness.sanitizers import asan_summary, compute_sanitizer_command, find_compute_sanitizer, parse_compute_sanitizer
 
 MEMCHECK = """\
@@ -115,3 +118,58 @@ def test_asan_summary_carries_the_emulators_thread_note():
         "(in kernel scan (launched at far.cu:30), block (0,0,0), thread (3,0,0))"
     )
     assert asan_summary("plain output\n") is None
+
+
+# --- one verdict from the three tools (runner), with the child runs replaced ---
+
+CLEAN = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
+
+
+def run_tools(monkeypatch, tmp_path, outcomes: dict[str, tuple[str | None, str]]) -> tuple[SolutionResult, list[str]]:
+    """Evaluate under compute-sanitizer where each tool's child run ends with
+    outcomes[tool] = (reason or None for a pass, the log the tool writes)."""
+    ran: list[str] = []
+
+    def fake_child(challenge, path, library, options, root, tests, timing, *, prefix, unpooled, **_):
+        tool, log = prefix[prefix.index("--tool") + 1], Path(prefix[prefix.index("--log-file") + 1])
+        assert unpooled, "a memory checker needs every array in its own allocation"
+        ran.append(tool)
+        reason, text = outcomes[tool]
+        log.write_text(text)
+        result = SolutionResult(solution="s.cu", backend="cuda", passed=reason is None)
+        return result if reason is None else result.fail(reason, f"{reason} under {tool}")
+
+    monkeypatch.setattr(runner, "run_child", fake_child)
+    monkeypatch.setattr(runner.sanitizers, "find_compute_sanitizer", lambda nvcc: Path("/cuda/bin/compute-sanitizer"))
+    monkeypatch.setattr(runner.nvcc, "toolchain", lambda: runner.nvcc.Toolchain(nvcc=Path("/cuda/bin/nvcc"), version="13.0"))
+    options = runner.Options(sanitize=True, time=False)
+    return runner.run_under_compute_sanitizer(None, Path("s.cu"), Path("s.so"), options, tmp_path, []), ran
+
+
+def test_clean_under_every_tool(monkeypatch, tmp_path):
+    result, ran = run_tools(monkeypatch, tmp_path, {t: (None, CLEAN) for t in ("memcheck", "racecheck", "initcheck")})
+    assert ran == ["memcheck", "racecheck", "initcheck"]
+    assert result.passed and result.message == "compute-sanitizer memcheck, racecheck, initcheck: no findings"
+
+
+def test_first_tool_with_findings_gives_the_verdict(monkeypatch, tmp_path):
+    result, ran = run_tools(monkeypatch, tmp_path, {"memcheck": ("cuda_error", MEMCHECK), "racecheck": (None, CLEAN), "initcheck": (None, CLEAN)})
+    assert ran == ["memcheck"]
+    assert result.reason == "sanitizer" and result.message.startswith("compute-sanitizer memcheck: Invalid __global__ write")
+
+
+def test_a_wrong_answer_is_explained_by_a_later_tool(monkeypatch, tmp_path):
+    """A race that makes the output wrong under memcheck's schedule: racecheck names it."""
+    outcomes = {"memcheck": ("wrong_output", CLEAN), "racecheck": (None, RACECHECK), "initcheck": (None, CLEAN)}
+    result, ran = run_tools(monkeypatch, tmp_path, outcomes)
+    assert ran == ["memcheck", "racecheck"]
+    assert result.reason == "sanitizer" and "racecheck: Error: Race reported" in result.message
+
+
+def test_a_failure_no_tool_explains_stays_the_verdict_and_a_timeout_stops(monkeypatch, tmp_path):
+    unexplained = {"memcheck": ("wrong_output", CLEAN), "racecheck": (None, CLEAN), "initcheck": ("wrong_output", CLEAN)}
+    result, ran = run_tools(monkeypatch, tmp_path, unexplained)
+    assert ran == ["memcheck", "racecheck", "initcheck"]
+    assert result.reason == "wrong_output" and result.message == "wrong_output under memcheck"
+    result, ran = run_tools(monkeypatch, tmp_path, {"memcheck": ("timeout", ""), "racecheck": (None, CLEAN), "initcheck": (None, CLEAN)})
+    assert ran == ["memcheck"] and result.reason == "timeout"
