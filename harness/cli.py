@@ -29,8 +29,8 @@ from .grading import Item, Shard, collect, grade, shard_of, with_baselines
 from .junit import junit_xml
 from .report import failure_lines, format_time, leaderboard, timing_summary
 from .results import SolutionResult
-from .sanitizers import find_compute_sanitizer
 from .runner import Options, discover_solutions, label_of
+from .sanitizers import find_compute_sanitizer
 from .starters import LANGUAGES, python_starter
 from .timing.criteria import CRITERIA
 from .timing.loop import Budget
