@@ -13,7 +13,17 @@ from pathlib import Path
 from .challenge import Challenge, challenge_names, load_challenge
 from .errors import ChallengeError, HarnessError
 from .results import SolutionResult
-from .runner import SOLUTION_SUFFIXES, Options, build_all, evaluate, label_of, prepare_data, reference_solution
+from .runner import (
+    SOLUTION_SUFFIXES,
+    Options,
+    PreparedData,
+    build_all,
+    effective_options,
+    label_of,
+    prepare_data,
+    reference_solution,
+    run_built,
+)
 
 
 @dataclass(frozen=True)
@@ -94,15 +104,17 @@ def grade(
 ) -> tuple[dict[str, Challenge], list[tuple[Item, int, SolutionResult]]]:
     """Evaluate every item, one worker thread per GPU taking the next solution
     from a shared queue, so one slow solution does not hold up the others.
-    Test data and builds are made first, once, compilations in parallel. A
+    Test data and builds are made once, first, compilations in parallel. A
     challenge's baseline runs last on every GPU that graded solutions of it,
     so each speedup compares numbers from one device."""
     notify = progress or (lambda label, what: None)
+    options = effective_options(options)
     challenges = {name: load_challenge(name, root) for name in sorted({i.challenge for i in items})}
+    data: dict[str, PreparedData] = {}
     for name, challenge in challenges.items():
         notify("", f"{name}: preparing test data (float64 reference)")
-        prepare_data(challenge, options)
-    build_all_items(challenges, items, options, root, notify)
+        data[name] = prepare_data(challenge, options)
+    built = build_all_items(challenges, items, options, root, notify)
     pending: queue.SimpleQueue[Item] = queue.SimpleQueue()
     for item in items:
         if not item.baseline:
@@ -112,14 +124,17 @@ def grade(
         done: list[tuple[Item, int, SolutionResult]] = []
 
         def run(item: Item) -> None:
-            (result,) = evaluate(challenges[item.challenge], [root / item.path], replace(options, gpu=gpu), root, progress)
+            path = root / item.path
+            on_gpu = replace(options, gpu=gpu)
+            result = run_built(challenges[item.challenge], path, built[item.challenge, path], on_gpu, root, data[item.challenge], notify)
             done.append((item, gpu, result))
 
         while True:
             try:
-                run(pending.get_nowait())
+                item = pending.get_nowait()
             except queue.Empty:
                 break
+            run(item)
         graded_here = {item.challenge for item, _, _ in done}
         for baseline in (item for item in items if item.baseline and item.challenge in graded_here):
             run(baseline)
@@ -135,12 +150,13 @@ def grade(
 
 def build_all_items(
     challenges: dict[str, Challenge], items: list[Item], options: Options, root: Path, notify: Callable[[str, str], None]
-) -> None:
-    """Compile every solution up front, in parallel, so that the lanes find
-    them built (one that fails to compile fails again, quickly, in its lane)."""
+) -> dict[tuple[str, Path], Path | SolutionResult]:
+    """Every solution compiled once, up front, challenges in parallel: its
+    library, or its failed build as its result, keyed by (challenge, path)."""
 
-    def build(name: str) -> None:
-        build_all(challenges[name], [root / item.path for item in items if item.challenge == name], options, root, notify)
+    def build(name: str) -> dict[Path, Path | SolutionResult]:
+        return build_all(challenges[name], [root / item.path for item in items if item.challenge == name], options, root, notify)
 
     with ThreadPoolExecutor(max_workers=max(1, len(challenges))) as pool:
-        list(pool.map(build, challenges))  # list(): a tool missing is raised here
+        per_challenge = dict(zip(challenges, pool.map(build, challenges)))  # a missing tool is raised here
+    return {(name, path): built for name, libraries in per_challenge.items() for path, built in libraries.items()}

@@ -81,28 +81,43 @@ def evaluate(
     progress: ProgressCallback | None = None,
 ) -> list[SolutionResult]:
     notify = progress or (lambda label, what: None)
-    if options.backend != "cuda" or options.sanitize:
-        options = replace(options, time=False)  # only a GPU is timed, and not under a sanitizer
+    options = effective_options(options)
     notify("", "preparing test data (float64 reference)")
-    job_tests, job_timing = prepare_data(challenge, options)
+    data = prepare_data(challenge, options)
     libraries = build_all(challenge, solutions, options, root, notify)
-    results = []
-    reference = reference_solution(challenge, root).resolve()
-    for path in solutions:
-        label = label_of(path, root)
-        built = libraries[path]
-        if isinstance(built, SolutionResult):
-            result = built
-        else:
-            notify(label, "running")
-            result = run_solution(challenge, path, built, options, root, job_tests, job_timing)
-            notify(label, "done")
-        result.is_reference = path.resolve() == reference
-        results.append(result)
-    return results
+    return [run_built(challenge, path, libraries[path], options, root, data, notify) for path in solutions]
 
 
-def prepare_data(challenge: Challenge, options: Options) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def effective_options(options: Options) -> Options:
+    """Only a GPU is timed, and not under a sanitizer."""
+    return replace(options, time=False) if options.backend != "cuda" or options.sanitize else options
+
+
+PreparedData = tuple[list[dict[str, Any]], dict[str, Any] | None]  # (tests, timing) as prepare_data gives them
+
+
+def run_built(
+    challenge: Challenge,
+    path: Path,
+    built: Path | SolutionResult,
+    options: Options,
+    root: Path,
+    data: PreparedData,
+    notify: ProgressCallback,
+) -> SolutionResult:
+    """One solution after build_all: run its library, or keep its failed build as the result."""
+    label = label_of(path, root)
+    if isinstance(built, SolutionResult):
+        result = replace(built)  # a copy: grading may report one failed build on several GPUs
+    else:
+        notify(label, "running")
+        result = run_solution(challenge, path, built, options, root, *data)
+        notify(label, "done")
+    result.is_reference = path.resolve() == reference_solution(challenge, root).resolve()
+    return result
+
+
+def prepare_data(challenge: Challenge, options: Options) -> PreparedData:
     """Compute (or find cached) the data of every call the children will make."""
     tests: list[dict[str, Any]] = []
     if options.check:

@@ -90,13 +90,13 @@ def test_gpus_take_solutions_from_one_queue_and_each_times_its_own_baseline(monk
     every solution is graded once; each GPU times the reference after its share."""
     seconds = {"slow.cu": 0.5, "a.cu": 0.01, "b.cu": 0.01, "c.cu": 0.01, "ssm_selective_scan.cu": 0.01}
 
-    def fake_evaluate(challenge, paths, options, root, progress=None):
-        time.sleep(seconds[paths[0].name])
-        return [SolutionResult(solution=paths[0].name, backend="cuda", passed=True)]
+    def fake_run(challenge, path, built, options, root, data, notify):
+        time.sleep(seconds[path.name])
+        return SolutionResult(solution=path.name, backend="cuda", passed=True)
 
-    monkeypatch.setattr(grading, "evaluate", fake_evaluate)
+    monkeypatch.setattr(grading, "run_built", fake_run)
     monkeypatch.setattr(grading, "prepare_data", lambda challenge, options: None)
-    monkeypatch.setattr(grading, "build_all", lambda *args: None)
+    monkeypatch.setattr(grading, "build_all", lambda challenge, paths, *args: {path: path for path in paths})
     items = with_baselines([Item("ssm_selective_scan", Path(n)) for n in ("slow.cu", "a.cu", "b.cu", "c.cu")], REPO)
     _, graded = grade(items, Options(), REPO, gpus=[0, 1])
     solutions = [(item.path.name, gpu) for item, gpu, _ in graded if not item.baseline]
