@@ -1,258 +1,259 @@
-// ssm_selective_scan reference: chunked scan, one thread per (batch, chunk,
-// channel) holding all of the channel's states, B and C broadcast from shared
-// memory. H200, (4, 4096, 512, 16): about 125 us (reference/ssm_selective_scan.md).
+// ssm_selective_scan reference: one pass over time, every exponential computed
+// once, a channel's states spread over 8 lanes. H200, (4, 4096, 512, 16): about
+// 114 us (reference/ssm_selective_scan.md has the measurements and what bounds it).
 //
-// Why chunks: 2048 channels of 16 states are too few recurrences to fill 132
-// SMs with one channel per thread, and splitting a channel's states over lanes
-// (solutions/ssm_selective_scan/lane_split_single_pass.cu) costs a cross-lane
-// reduction and shared-memory traffic per step. Splitting time into chunks of
-// CL steps gives each thread a whole channel (16 independent FMA chains, no
-// reduction) and 1000+ blocks. The price: every chunk but the last is scanned
-// twice, so each exponential is computed about twice.
+// Why one pass: 134 M exponentials are the costliest work (about 32 us if all go
+// through the MUFU unit at full rate), and a chunked scan computes each about
+// twice (solutions/ssm_selective_scan/chunked_states_in_registers.cu). One pass
+// has only batch * d_model * d_state = 32768 independent recurrences, so each
+// lane takes d_state/8 states of one channel (2 for d_state 16): 512 warps, one
+// per SM sub-partition.
 //
-//  1. chunk_state: chunks 0..K-2 scan from h = 0 and store their end state and
-//     the sum of their deltas (a chunk's decay is prod exp(delta*A) =
-//     exp(A * sum delta): one exponential per chunk and state).
-//  2. carry: one thread per (b, n, d) folds the chunk states in order,
-//     h_in[k+1] = exp(A * dsum_k) * h_in[k] + end_k, loading kCarryGroup
-//     chunks at once so the loads overlap instead of chaining round trips.
-//  3. chunk_output: each chunk scans again from its true h_in and writes y.
+// A block = 16 channels of one batch row, 4 warps; a warp = 4 channels x 8 lanes.
+// It walks time in tiles of T steps:
+//  * staging: delta, u, B and C of tile k+1 are loaded into registers while tile
+//    k is scanned, then written to the other shared buffer as rows [channel or
+//    state][step], with delta*u and skip*u formed once per (t, d). One barrier
+//    per tile.
+//  * scan: per step and state, a = ex2(delta * A*log2(e)) (log2(e) folded into
+//    A), h = a*h + (delta*u)*B, partial y += C*h. A lane reads 4 steps of each
+//    row with one 16-byte shared load.
+//  * y: the 8 lanes' partial sums of 8 steps are combined by a shuffle
+//    reduce-scatter (3 exchanges), after which each lane holds one step's y.
 //
-// Per step and state: one multiply for delta*A*log2(e) (log2(e) folded into A),
-// one ex2, one multiply for delta*u*B, the h FMA and, in pass 3, the C.h FMA.
-// B_t and C_t are the same for every channel: each block stages its chunk's
-// rows in shared memory once and threads read them as float4 broadcasts. u,
-// delta and y move once per pass, coalesced along d.
+// Shared memory returns one register per lane and clock to the whole SM, and
+// every lane needs delta, delta*u, B and C each step. The lane layout halves
+// that: lanes l and l^2 share a channel and lanes l and l^1 share a state row,
+// so each 16-byte load returns two lanes' registers per slot.
 //
-// Compile-time switches (defaults in brackets; the notes measure each step):
-//   EX2_ASM [1]  ex2 as inline `ex2.approx.ftz.f32`: one issue slot. exp2f
-//                and __expf compile to ex2.approx.f32 without .ftz (unless the
-//                whole file is built with -ftz=true), which adds a range test
-//                and two predicated multiplies for denormal results.
-//   POLY_A [3], POLY_B [1]  states per step whose 2^x comes from a polynomial
-//                on the FMA pipe instead of MUFU, in pass 1 and pass 3: MUFU
-//                is the busiest pipe, the FMA pipe has room.
-//   CHUNK [64]   chunk length for d_state <= 16.
+// Accuracy: the decays chain over the whole sequence in float32, as in the
+// float32 formula; with the hardware ex2 the error stays 4x or more inside the
+// tolerance at seq_len 8192 (the notes give the measured errors).
 //
-// Accuracy: the per-step decays chain within one chunk only (at most CL steps),
-// and the carry between chunks uses one exponential of the summed deltas, so
-// the small bias of the hardware ex2 cannot drift over thousands of steps.
+// Every size takes the same code: d_state is padded to 8, 16, 32 or 64 with zero
+// B and C (padded states stay 0), and ragged channels and steps load delta = 0
+// (a = 1, no input) and are not stored.
+//
+// Compile-time switches (the notes measure them):
+//   TILE16 [64]       steps per tile for d_state <= 16 (a multiple of 32).
+//   REDUCE_SMEM [0]   combine the lanes' partial y through shared memory
+//                     instead of shuffles.
 
 #include <cuda_runtime.h>
 
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
-constexpr int kThreads = 128;  // channels per block
-constexpr int kCarryGroup = 32;  // chunk states loaded at once by the carry pass
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kLanes = 8;                         // lanes per channel
+constexpr int kChannelsPerWarp = 32 / kLanes;
+constexpr int kChannels = kWarps * kChannelsPerWarp;  // per block
+constexpr unsigned kFull = 0xffffffffu;
 
-#ifndef EX2_ASM
-#define EX2_ASM 1
+#ifndef TILE16
+#define TILE16 64
 #endif
-#ifndef CHUNK
-#define CHUNK 64
+#ifndef REDUCE_SMEM
+#define REDUCE_SMEM 0
 #endif
-#ifndef POLY_A
-#define POLY_A 3
-#endif
-#ifndef POLY_B
-#define POLY_B 1
-#endif
-// Chunk length: CHUNK steps; 64 for d_state > 16 (shared memory for B and C rows).
-constexpr int chunk_len(int NS) { return NS <= 16 ? CHUNK : 64; }
 
-// 2^r = 1 + r*q(r) on |r| <= 1/2: q is a degree-4 near-minimax fit (max relative
-// error of 2^r 1.7e-7 in float32, exact at r = 0).
-__device__ __forceinline__ float poly_q(float r) {
-    float q = fmaf(0.001326472731307149f, r, 0.009671512991189957f);
-    q = fmaf(q, r, 0.05550733581185341f);
-    q = fmaf(q, r, 0.24022242426872253f);
-    return fmaf(q, r, 0.6931470036506653f);
-}
+// REDUCE_SMEM scratch per warp and parity: [channel][writer lane][step] in rows
+// of 12 and channels of 104 floats, so both the 16-byte writes and the
+// scalar reads are free of bank conflicts.
+constexpr int kRedRow = 12, kRedCh = 104, kRedWarp = kChannelsPerWarp * kRedCh;
+constexpr int kRedFloats = REDUCE_SMEM ? kWarps * 2 * kRedWarp : 0;
 
-// 2^x for x <= 0 on the FMA pipe: x = j + r, 2^j added to the exponent field.
-__device__ __forceinline__ float ex2_poly(float x) {
-    x = fmaxf(x, -125.f);  // keeps the result normal; 2^-125 is 0 to the tolerance
-    const float magic = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer
-    const float t = x + magic;
-    const float r = x - (t - magic);
-    const float p = fmaf(poly_q(r), r, 1.f);
-    return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-}
-
-// 2^x on the MUFU unit (see EX2_ASM above). Flushing denormal results to 0 is
-// far below the tolerance.
-__device__ __forceinline__ float ex2_mufu(float x) {
-#if EX2_ASM
+// 2^x on MUFU as one instruction: exp2f and __expf compile to ex2.approx.f32
+// without .ftz under -O3, which adds a range test and two multiplies.
+__device__ __forceinline__ float ex2(float x) {
     float r;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
+}
+
+__device__ __forceinline__ float at(const float4& v, int j) {
+    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+
+// Sum over the 8 lanes of a channel of p[0..7] (one value per step), scattered:
+// the lane with state lane ln gets step ln. Lane bits 4, 3, 1 are ln's bits 2, 1, 0.
+__device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) {
+    const bool b4 = lane & 16, b3 = lane & 8, b1 = lane & 2;
+    float q[4], r[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float send = b4 ? p[i] : p[i + 4], keep = b4 ? p[i + 4] : p[i];
+        q[i] = keep + __shfl_xor_sync(kFull, send, 16);
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+        const float send = b3 ? q[i] : q[i + 2], keep = b3 ? q[i + 2] : q[i];
+        r[i] = keep + __shfl_xor_sync(kFull, send, 8);
+    }
+    const float send = b1 ? r[0] : r[1], keep = b1 ? r[1] : r[0];
+    return keep + __shfl_xor_sync(kFull, send, 2);
+}
+
+template <int NS, int T>
+struct Tile {
+    static constexpr int S = NS / kLanes;  // states per lane
+    static constexpr int P = T + 4;        // row pitch: 8 rows' 16-byte reads hit 8 distinct bank quads
+    // one buffer: delta, delta*u, skip*u rows per channel, then B, C rows per state
+    static constexpr int FLOATS = (3 * kChannels + 2 * NS) * P;
+    static constexpr int DU_ITEMS = kChannels * T / kThreads;  // per loading thread
+    static constexpr int BC_ITEMS = NS * T / kThreads;
+    static_assert(kThreads % kChannels == 0 && kThreads % NS == 0, "a loading thread keeps one row");
+    static_assert(T % 32 == 0, "T % 32 == 0 keeps P % 32 == 4 and whole 8-step groups");
+};
+
+template <int NS, int T>
+__global__ void __launch_bounds__(kThreads, 1)
+scan(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
+     const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
+     float* __restrict__ y, int L, int D, int N, int tiles_d) {
+    using K = Tile<NS, T>;
+    constexpr int S = K::S, P = K::P;
+    extern __shared__ float4 smem4[];
+    float* smem = reinterpret_cast<float*>(smem4);
+
+    const int tid = threadIdx.x;
+    const int b = blockIdx.x / tiles_d, d0 = (blockIdx.x % tiles_d) * kChannels;
+    const size_t row0 = static_cast<size_t>(b) * L;
+
+    // Staging role: a thread always loads channel lc and state ls, at steps lt + k*stride.
+    const int lc = tid % kChannels, lt = tid / kChannels;
+    const int ls = tid % NS, lts = tid / NS;
+    const bool lc_ok = d0 + lc < D, ls_ok = ls < N;
+    const float lskip = lc_ok ? skip[d0 + lc] : 0.f;
+    float rd[K::DU_ITEMS], ru[K::DU_ITEMS], rb[K::BC_ITEMS], rc[K::BC_ITEMS];
+    auto load = [&](int t0) {
+#pragma unroll
+        for (int k = 0; k < K::DU_ITEMS; ++k) {
+            const int t = t0 + lt + k * (kThreads / kChannels);
+            const bool ok = lc_ok && t < L;
+            const size_t i = (row0 + t) * D + d0 + lc;
+            rd[k] = ok ? __ldcs(delta + i) : 0.f;
+            ru[k] = ok ? __ldcs(u + i) : 0.f;
+        }
+#pragma unroll
+        for (int k = 0; k < K::BC_ITEMS; ++k) {
+            const int t = t0 + lts + k * (kThreads / NS);
+            const bool ok = ls_ok && t < L;
+            const size_t i = (row0 + t) * N + ls;
+            rb[k] = ok ? __ldg(Bm + i) : 0.f;
+            rc[k] = ok ? __ldg(Cm + i) : 0.f;
+        }
+    };
+    auto store = [&](float* buf) {
+        float* sd = buf;
+        float* sdu = sd + kChannels * P;
+        float* ssu = sdu + kChannels * P;
+        float* sb = ssu + kChannels * P;
+        float* sc = sb + NS * P;
+#pragma unroll
+        for (int k = 0; k < K::DU_ITEMS; ++k) {
+            const int t = lt + k * (kThreads / kChannels);
+            sd[lc * P + t] = rd[k];
+            sdu[lc * P + t] = rd[k] * ru[k];
+            ssu[lc * P + t] = lskip * ru[k];
+        }
+#pragma unroll
+        for (int k = 0; k < K::BC_ITEMS; ++k) {
+            const int t = lts + k * (kThreads / NS);
+            sb[ls * P + t] = rb[k];
+            sc[ls * P + t] = rc[k];
+        }
+    };
+
+    // Scanning role: lane bits 0 and 2 pick the channel, bits 1, 3 and 4 the state lane ln.
+    const int warp = tid / 32, lane = tid % 32;
+    const int cw = (lane & 1) | ((lane >> 1) & 2);
+    const int ch = warp * kChannelsPerWarp + cw;
+    const int ln = ((lane >> 1) & 1) | ((lane >> 2) & 6);
+    const bool ch_ok = d0 + ch < D;
+    float a2[S], h[S];
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        const int n = ln + kLanes * s;
+        a2[s] = (ch_ok && n < N) ? A[static_cast<size_t>(d0 + ch) * N + n] * kLog2e : 0.f;
+        h[s] = 0.f;
+    }
+    float* red = smem + 2 * K::FLOATS + warp * 2 * kRedWarp + cw * kRedCh;  // REDUCE_SMEM only
+
+    const int tiles_t = (L + T - 1) / T;
+    load(0);
+    store(smem);
+    __syncthreads();
+    for (int kt = 0; kt < tiles_t; ++kt) {
+        const int t0 = kt * T;
+        if (kt + 1 < tiles_t) load(t0 + T);  // in flight during the scan below
+        const float* buf = smem + (kt & 1) * K::FLOATS;
+        const float* sd = buf + ch * P;
+        const float* sdu = buf + (kChannels + ch) * P;
+        const float* ssu = buf + (2 * kChannels + ch) * P;
+        const float* sb = buf + (3 * kChannels + ln) * P;
+        const float* sc = sb + NS * P;
+#pragma unroll
+        for (int g = 0; g < T / 8; ++g) {
+            float p[8];  // this lane's part of y at steps 8g .. 8g+7
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int o = 8 * g + 4 * half;
+                const float4 dv = *reinterpret_cast<const float4*>(sd + o);
+                const float4 duv = *reinterpret_cast<const float4*>(sdu + o);
+                float4 bv[S], cv[S];
+#pragma unroll
+                for (int s = 0; s < S; ++s) {
+                    bv[s] = *reinterpret_cast<const float4*>(sb + s * kLanes * P + o);
+                    cv[s] = *reinterpret_cast<const float4*>(sc + s * kLanes * P + o);
+                }
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const float dt = at(dv, j), du = at(duv, j);
+                    float acc = 0.f;
+#pragma unroll
+                    for (int s = 0; s < S; ++s) {
+                        h[s] = fmaf(ex2(dt * a2[s]), h[s], du * at(bv[s], j));
+                        acc = fmaf(at(cv[s], j), h[s], acc);
+                    }
+                    p[4 * half + j] = acc;
+                }
+            }
+#if REDUCE_SMEM
+            // Two buffers by parity: a buffer is rewritten two groups later, after
+            // every lane has passed the next group's __syncwarp.
+            float* rp = red + (g & 1) * kRedWarp;
+            *reinterpret_cast<float4*>(rp + ln * kRedRow) = make_float4(p[0], p[1], p[2], p[3]);
+            *reinterpret_cast<float4*>(rp + ln * kRedRow + 4) = make_float4(p[4], p[5], p[6], p[7]);
+            __syncwarp();
+            float yv = ssu[8 * g + ln];
+#pragma unroll
+            for (int r = 0; r < kLanes; ++r) yv += rp[r * kRedRow + ln];
 #else
-    return exp2f(x);
+            const float yv = reduce_scatter8(p, lane) + ssu[8 * g + ln];
 #endif
-}
-
-// exp(delta * A), with a2 = A*log2(e); `poly` is a constant once the state loop is unrolled.
-__device__ __forceinline__ float decay(float dt, float a2, bool poly) {
-    return poly ? ex2_poly(dt * a2) : ex2_mufu(dt * a2);
-}
-
-// The chunk's rows of B (and C) in shared memory, [step][state], zero past the
-// sequence and past d_state (padded states then have B = C = 0 and stay 0).
-template <int NS, int CL>
-__device__ __forceinline__ void stage_rows(float* dst, const float* __restrict__ src, size_t row0, int t0,
-                                           int L, int N) {
-    for (int i = threadIdx.x; i < CL * NS; i += kThreads) {
-        const int tt = i / NS, n = i % NS;
-        dst[i] = (t0 + tt < L && n < N) ? src[(row0 + t0 + tt) * N + n] : 0.f;
-    }
-}
-
-template <int NS, int CL>
-__global__ void __launch_bounds__(kThreads)
-chunk_state(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
-            const float* __restrict__ B, float* __restrict__ end, float* __restrict__ dsum, int L, int D,
-            int N, int K) {
-    __shared__ __align__(16) float sB[CL * NS];
-    const int d = blockIdx.x * kThreads + threadIdx.x, k = blockIdx.y, b = blockIdx.z;
-    const size_t row0 = static_cast<size_t>(b) * L;
-    const int t0 = k * CL, t1 = min(L, t0 + CL);
-    stage_rows<NS, CL>(sB, B, row0, t0, L, N);
-    __syncthreads();
-    if (d >= D) return;
-    float a2[NS], h[NS];
-#pragma unroll
-    for (int n = 0; n < NS; ++n) {
-        a2[n] = n < N ? A[static_cast<size_t>(d) * N + n] * kLog2e : 0.f;
-        h[n] = 0.f;
-    }
-    float ds = 0.f;
-#pragma unroll 2
-    for (int t = t0; t < t1; ++t) {
-        const size_t i = (row0 + t) * D + d;
-        const float dt = delta[i], du = dt * u[i];
-        ds += dt;
-        const float4* b4 = reinterpret_cast<const float4*>(sB + (t - t0) * NS);
-#pragma unroll
-        for (int q = 0; q < NS / 4; ++q) {
-            const float4 bb = b4[q];
-            const float bv[4] = {bb.x, bb.y, bb.z, bb.w};
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int n = 4 * q + j;
-                h[n] = fmaf(decay(dt, a2[n], n < POLY_A), h[n], du * bv[j]);
-            }
+            const int t = t0 + 8 * g + ln;
+            if (ch_ok && t < L) __stcs(y + (row0 + t) * D + d0 + ch, yv);
         }
-    }
-    // layout [b][k][n][d]: coalesced here and in the carry pass
-    const size_t base = (static_cast<size_t>(b) * K + k) * NS;
-#pragma unroll
-    for (int n = 0; n < NS; ++n) end[(base + n) * D + d] = h[n];
-    dsum[(static_cast<size_t>(b) * K + k) * D + d] = ds;
-}
-
-template <int NS>
-__global__ void carry(const float* __restrict__ A, const float* __restrict__ end, const float* __restrict__ dsum,
-                      float* __restrict__ hin, int D, int N, int K, int batch) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;  // (b, n, d), d fastest
-    if (i >= batch * NS * D) return;
-    const int d = i % D, n = (i / D) % NS, b = i / (D * NS);
-    const float a2 = n < N ? A[static_cast<size_t>(d) * N + n] * kLog2e : 0.f;
-    float h = 0.f;
-    for (int k0 = 0; k0 < K - 1; k0 += kCarryGroup) {
-        float e[kCarryGroup], s[kCarryGroup];
-#pragma unroll
-        for (int j = 0; j < kCarryGroup; ++j) {  // independent loads, issued together
-            const int k = k0 + j;
-            e[j] = k < K - 1 ? end[((static_cast<size_t>(b) * K + k) * NS + n) * D + d] : 0.f;
-            s[j] = k < K - 1 ? dsum[(static_cast<size_t>(b) * K + k) * D + d] : 0.f;
-        }
-#pragma unroll
-        for (int j = 0; j < kCarryGroup; ++j) {
-            const int k = k0 + j;
-            if (k < K - 1) {
-                h = fmaf(ex2_mufu(a2 * s[j]), h, e[j]);
-                hin[((static_cast<size_t>(b) * K + k + 1) * NS + n) * D + d] = h;
-            }
-        }
+        // The other buffer was last read by the scan of tile kt-1, before the previous barrier.
+        if (kt + 1 < tiles_t) store(smem + ((kt + 1) & 1) * K::FLOATS);
+        __syncthreads();
     }
 }
 
-template <int NS, int CL>
-__global__ void __launch_bounds__(kThreads)
-chunk_output(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
-             const float* __restrict__ B, const float* __restrict__ C, const float* __restrict__ skip,
-             const float* __restrict__ hin, float* __restrict__ y, int L, int D, int N, int K) {
-    __shared__ __align__(16) float sB[CL * NS];
-    __shared__ __align__(16) float sC[CL * NS];
-    const int d = blockIdx.x * kThreads + threadIdx.x, k = blockIdx.y, b = blockIdx.z;
-    const size_t row0 = static_cast<size_t>(b) * L;
-    const int t0 = k * CL, t1 = min(L, t0 + CL);
-    stage_rows<NS, CL>(sB, B, row0, t0, L, N);
-    stage_rows<NS, CL>(sC, C, row0, t0, L, N);
-    __syncthreads();
-    if (d >= D) return;
-    float a2[NS], h[NS];
-    const size_t base = (static_cast<size_t>(b) * K + k) * NS;
-#pragma unroll
-    for (int n = 0; n < NS; ++n) {
-        a2[n] = n < N ? A[static_cast<size_t>(d) * N + n] * kLog2e : 0.f;
-        h[n] = k > 0 ? hin[(base + n) * D + d] : 0.f;
-    }
-    const float sk = skip[d];
-#pragma unroll 2
-    for (int t = t0; t < t1; ++t) {
-        const size_t i = (row0 + t) * D + d;
-        const float dt = delta[i], ut = u[i];
-        const float du = dt * ut;
-        float acc0 = sk * ut, acc1 = 0.f;  // two partial sums: a shorter dependent chain
-        const float4* b4 = reinterpret_cast<const float4*>(sB + (t - t0) * NS);
-        const float4* c4 = reinterpret_cast<const float4*>(sC + (t - t0) * NS);
-#pragma unroll
-        for (int q = 0; q < NS / 4; ++q) {
-            const float4 bb = b4[q], cc = c4[q];
-            const float bv[4] = {bb.x, bb.y, bb.z, bb.w}, cv[4] = {cc.x, cc.y, cc.z, cc.w};
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int n = 4 * q + j;
-                h[n] = fmaf(decay(dt, a2[n], n < POLY_B), h[n], du * bv[j]);
-                if (j % 2 == 0) acc0 = fmaf(cv[j], h[n], acc0);
-                else acc1 = fmaf(cv[j], h[n], acc1);
-            }
-        }
-        y[i] = acc0 + acc1;
-    }
-}
-
-float* g_scratch = nullptr;
-size_t g_scratch_floats = 0;
-
-template <int NS>
+template <int NS, int T>
 void run(const float* u, const float* delta, const float* A, const float* B, const float* C,
          const float* skip, float* y, int batch, int L, int D, int N) {
-    constexpr int CL = chunk_len(NS);
-    const int K = (L + CL - 1) / CL;
-    const size_t states = static_cast<size_t>(batch) * K * NS * D;
-    const size_t need = 2 * states + static_cast<size_t>(batch) * K * D;
-    if (need > g_scratch_floats) {  // grown on demand, kept between calls; contents never reused
-        if (g_scratch) cudaFree(g_scratch);
-        if (cudaMalloc(&g_scratch, need * sizeof(float)) != cudaSuccess) {
-            g_scratch = nullptr;
-            g_scratch_floats = 0;
-            return;
-        }
-        g_scratch_floats = need;
+    using K = Tile<NS, T>;
+    const size_t smem = sizeof(float) * (2 * K::FLOATS + kRedFloats);
+    static bool attr_set = false;  // once per instantiation: d_state 64 needs over 48 KB
+    if (!attr_set) {
+        cudaFuncSetAttribute(scan<NS, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        attr_set = true;
     }
-    float* end = g_scratch;
-    float* hin = g_scratch + states;
-    float* dsum = g_scratch + 2 * states;
-    const dim3 tiles((D + kThreads - 1) / kThreads, K, batch);
-    if (K > 1) {
-        chunk_state<NS, CL><<<dim3(tiles.x, K - 1, batch), kThreads>>>(u, delta, A, B, end, dsum, L, D, N, K);
-        const int total = batch * NS * D;
-        carry<NS><<<(total + 255) / 256, 256>>>(A, end, dsum, hin, D, N, K, batch);
-    }
-    chunk_output<NS, CL><<<tiles, kThreads>>>(u, delta, A, B, C, skip, hin, y, L, D, N, K);
+    const int tiles_d = (D + kChannels - 1) / kChannels;
+    scan<NS, T><<<batch * tiles_d, kThreads, smem>>>(u, delta, A, B, C, skip, y, L, D, N, tiles_d);
 }
 
 }  // namespace
@@ -261,9 +262,9 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
                       const float* C, const float* skip, float* y, int batch, int seq_len,
                       int d_model, int d_state) {
     if (batch <= 0 || seq_len <= 0 || d_model <= 0 || d_state <= 0) return;
-    if (d_state <= 4) run<4>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
-    else if (d_state <= 8) run<8>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
-    else if (d_state <= 16) run<16>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
-    else if (d_state <= 32) run<32>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
-    else run<64>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
+    // tiles of 32 steps above 16 states keep the staging registers and shared memory in bounds
+    if (d_state <= 8) run<8, 64>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
+    else if (d_state <= 16) run<16, TILE16>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
+    else if (d_state <= 32) run<32, 32>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
+    else run<64, 32>(u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state);
 }
