@@ -49,7 +49,6 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kLanes = 8;                         // lanes per channel
 constexpr int kChannelsPerWarp = 32 / kLanes;
 constexpr int kChannels = kWarps * kChannelsPerWarp;  // per block
-constexpr unsigned kFull = 0xffffffffu;
 
 #ifndef TILE16
 #define TILE16 64
@@ -58,11 +57,15 @@ constexpr unsigned kFull = 0xffffffffu;
 #define REDUCE_SMEM 0
 #endif
 
-// REDUCE_SMEM scratch per warp and parity: [channel][writer lane][step] in rows
-// of 12 and channels of 104 floats, so both the 16-byte writes and the
-// scalar reads are free of bank conflicts.
+#if REDUCE_SMEM
+// Scratch per warp and parity: [channel][writer lane][step] in rows of 12 and
+// channels of 104 floats, so both the 16-byte writes and the scalar reads are
+// free of bank conflicts.
 constexpr int kRedRow = 12, kRedCh = 104, kRedWarp = kChannelsPerWarp * kRedCh;
-constexpr int kRedFloats = REDUCE_SMEM ? kWarps * 2 * kRedWarp : 0;
+constexpr int kRedFloats = kWarps * 2 * kRedWarp;
+#else
+constexpr int kRedFloats = 0;
+#endif
 
 // 2^x on MUFU as one instruction: exp2f and __expf compile to ex2.approx.f32
 // without .ftz under -O3, which adds a range test and two multiplies.
@@ -76,9 +79,11 @@ __device__ __forceinline__ float at(const float4& v, int j) {
     return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
 
+#if !REDUCE_SMEM
 // Sum over the 8 lanes of a channel of p[0..7] (one value per step), scattered:
 // the lane with state lane ln gets step ln. Lane bits 4, 3, 1 are ln's bits 2, 1, 0.
 __device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) {
+    constexpr unsigned kFull = 0xffffffffu;
     const bool b4 = lane & 16, b3 = lane & 8, b1 = lane & 2;
     float q[4], r[2];
 #pragma unroll
@@ -94,6 +99,7 @@ __device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) 
     const float send = b1 ? r[0] : r[1], keep = b1 ? r[1] : r[0];
     return keep + __shfl_xor_sync(kFull, send, 2);
 }
+#endif
 
 template <int NS, int T>
 struct Tile {
@@ -179,7 +185,9 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         a2[s] = (ch_ok && n < N) ? A[static_cast<size_t>(d0 + ch) * N + n] * kLog2e : 0.f;
         h[s] = 0.f;
     }
-    float* red = smem + 2 * K::FLOATS + warp * 2 * kRedWarp + cw * kRedCh;  // REDUCE_SMEM only
+#if REDUCE_SMEM
+    float* red = smem + 2 * K::FLOATS + warp * 2 * kRedWarp + cw * kRedCh;
+#endif
 
     const int tiles_t = (L + T - 1) / T;
     load(0);
