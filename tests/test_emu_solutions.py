@@ -33,6 +33,42 @@ def test_every_repository_solution_passes_every_functional_test_on_emu(challenge
         assert result.timing is None  # emu never reports a time
 
 
+# Valid sizes the challenge's own tests leave out and that take other code paths
+# in the fast kernels: the reference's d_state 17-32 and 33-64 instances, a
+# block of 16 channels with 3 in use, seq_len ending mid-tile, long memory.
+SIZES_NOT_IN_THE_CHALLENGE_TESTS = {
+    "state_24_ragged_channels": ({"batch": 2, "seq_len": 70, "d_model": 19, "d_state": 24}, "moderate"),
+    "state_33": ({"batch": 1, "seq_len": 100, "d_model": 3, "d_state": 33}, "mamba_init"),
+    "state_48_long_memory": ({"batch": 1, "seq_len": 333, "d_model": 17, "d_state": 48}, "long_memory"),
+    "state_32_fast_decay": ({"batch": 3, "seq_len": 65, "d_model": 40, "d_state": 32}, "fast_decay"),
+}
+
+
+def test_every_repository_solution_passes_sizes_the_challenge_tests_leave_out(challenge, tmp_path):
+    # A copy of the challenge whose functional tests are these sizes: the
+    # worker processes load the challenge from disk, by name.
+    folder = tmp_path / "challenges" / challenge.name
+    shutil.copytree(challenge.root, folder)
+    toml = (folder / "challenge.toml").read_text()
+    first, performance = toml.index("[[tests.functional]]"), toml.index("[tests.performance]")
+    blocks = "".join(
+        f'[[tests.functional]]\nname = "{name}"\nsizes = {{ '
+        + ", ".join(f"{k} = {v}" for k, v in sizes.items())
+        + f' }}\ndistribution = "{distribution}"\nseed = {900 + i}\n\n'
+        for i, (name, (sizes, distribution)) in enumerate(SIZES_NOT_IN_THE_CHALLENGE_TESTS.items())
+    )
+    (folder / "challenge.toml").write_text(toml[:first] + blocks + toml[performance:])
+    wider = load_challenge(challenge.name, tmp_path)
+    assert [t.name for t in wider.tests_of("functional")] == list(SIZES_NOT_IN_THE_CHALLENGE_TESTS)
+
+    solutions = [p for p in discover_solutions(challenge, REPO) if p.suffix == ".cu"]
+    results = evaluate(wider, solutions, Options(backend="emu", time=False, timeout_s=240), tmp_path)
+    assert len(results) == len(solutions)
+    for result in results:
+        assert result.passed, f"{result.solution}: {result.reason}: {result.message}"
+        assert [t.name for t in result.tests][1:] == list(SIZES_NOT_IN_THE_CHALLENGE_TESTS)  # after the example
+
+
 def test_a_compile_error_is_reported_with_file_and_line(challenge, tmp_path):
     broken = tmp_path / "broken.cu"
     text = (FIXTURES / "correct_sequential.cu").read_text().replace("acc += C", "acc += undefined_thing * C")
