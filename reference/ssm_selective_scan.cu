@@ -1,6 +1,6 @@
 // ssm_selective_scan reference: one pass over time, every exponential computed
-// once, a channel's states spread over 8 lanes. H200, (4, 4096, 512, 16): about
-// 114 us (reference/ssm_selective_scan.md has the measurements and what bounds it).
+// once, a channel's states spread over 8 lanes. H200, (4, 4096, 512, 16):
+// 114-118 us (reference/ssm_selective_scan.md has the measurements and what bounds it).
 //
 // Why one pass: 134 M exponentials are the costliest work (about 32 us if all go
 // through the MUFU unit at full rate), and a chunked scan computes each about
