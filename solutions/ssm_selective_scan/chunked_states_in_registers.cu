@@ -1,7 +1,7 @@
 // ssm_selective_scan: chunked scan, one thread per (batch, chunk, channel)
 // holding all of the channel's states, B and C broadcast from shared memory.
 // The reference before the single pass in reference/ssm_selective_scan.cu;
-// H200, (4, 4096, 512, 16): about 125 us (reference/ssm_selective_scan.md).
+// H200, (4, 4096, 512, 16): 123-132 us (reference/ssm_selective_scan.md).
 //
 // Why chunks: 2048 channels of 16 states are too few recurrences to fill 132
 // SMs with one channel per thread, and splitting a channel's states over lanes
