@@ -87,6 +87,17 @@ def parse_diagnostics(text: str) -> list[str]:
     return found
 
 
+def run_compiler(command: list[str], source: Path, cwd: Path | None = None) -> tuple[bool, str]:
+    """Run a compiler on `source`: whether it succeeded, and its messages.
+    One that outlives COMPILE_TIMEOUT_S is a CompileError."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=cwd, check=False)
+    except subprocess.TimeoutExpired:
+        tool = Path(command[0]).name
+        raise CompileError(f"{tool} did not finish within {COMPILE_TIMEOUT_S} s on {source.name}") from None
+    return done.returncode == 0, (done.stderr + done.stdout).strip()
+
+
 def error_diagnostics(text: str) -> list[str]:
     """Only the errors among the compiler's messages, as "file:line: message"."""
     return [d for d in parse_diagnostics(text) if "error" in d.split(": ", 1)[1].split(":", 1)[0]]
@@ -111,12 +122,8 @@ def build_library(source: Path, cache: Path, arch: str, flags: tuple[str, ...] =
     with tempfile.TemporaryDirectory(dir=library.parent) as scratch:
         partial = Path(scratch) / "solution.so"
         command = compile_command(tools.nvcc, [source.resolve(), SHIM], partial, arch, flags)
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"nvcc did not finish within {COMPILE_TIMEOUT_S} s") from None
-        if done.returncode != 0:
-            log = (done.stderr + done.stdout).strip()
+        succeeded, log = run_compiler(command, source)
+        if not succeeded:
             diagnostics = error_diagnostics(log)
             summary = diagnostics[0] if diagnostics else (log.splitlines() or ["nvcc failed"])[-1]
             raise CompileError(summary, diagnostics or log.splitlines()[-20:])

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ...build import nvcc as nvcc_tools
-from ...build.nvcc import error_diagnostics
+from ...build.nvcc import error_diagnostics, run_compiler
 from ...errors import CompileError, ToolNotFound
 from .translate import translate
 
@@ -25,7 +25,6 @@ RUNTIME_DIR = Path(__file__).parent / "runtime"
 RUNTIME_HEADER = RUNTIME_DIR / "emu_cuda.h"
 SHIM_INCLUDE_DIR = RUNTIME_DIR / "include"
 NVCC_ARCH = "sm_90"
-COMPILE_TIMEOUT_S = 300
 
 CXX_FLAGS = [
     "-std=c++17", "-O2", "-fPIC", "-shared",
@@ -81,14 +80,9 @@ def nvcc_check(source: Path, nvcc: str) -> None:
     """Reject what the GPU compiler rejects (device and host code)."""
     with tempfile.TemporaryDirectory(prefix="harness-emu-nvcc-") as tmp:
         cmd = [nvcc, "-c", f"-arch={NVCC_ARCH}", "-I", str(source.parent), "-o", str(Path(tmp) / "check.o"), str(source)]
-        try:
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=tmp)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"nvcc timed out after {COMPILE_TIMEOUT_S} s on {source}") from None
-    if run.returncode != 0:
-        output = (run.stderr + run.stdout).strip()
-        diags = error_diagnostics(output)
-        raise CompileError(f"nvcc rejected {source.name}:\n{output}", diags)
+        succeeded, output = run_compiler(cmd, source, cwd=Path(tmp))
+    if not succeeded:
+        raise CompileError(f"nvcc rejected {source.name}:\n{output}", error_diagnostics(output))
 
 
 def build_emu_library(source: Path, cache_dir: Path, *, sanitize: bool = False) -> Path:
@@ -120,15 +114,13 @@ def build_emu_library(source: Path, cache_dir: Path, *, sanitize: bool = False) 
            "-I", str(SHIM_INCLUDE_DIR), "-I", str(RUNTIME_DIR), "-iquote", str(source.parent),
            "-include", str(RUNTIME_HEADER), "-x", "c++", str(cpp), "-o", tmp_name]
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.unlink(tmp_name)
-        raise CompileError(f"g++ timed out after {COMPILE_TIMEOUT_S} s on {source}") from None
-    if run.returncode != 0:
-        os.unlink(tmp_name)
-        output = (run.stderr + run.stdout).strip()
-        raise CompileError(f"g++ (emu) rejected {source.name}:\n{output}", error_diagnostics(output))
-    os.replace(tmp_name, library)  # atomic: concurrent builds of one source agree
+        succeeded, output = run_compiler(cmd, source)
+        if not succeeded:
+            raise CompileError(f"g++ (emu) rejected {source.name}:\n{output}", error_diagnostics(output))
+        os.replace(tmp_name, library)  # atomic: concurrent builds of one source agree
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
     return library
 
 
