@@ -1,6 +1,7 @@
 // ssm_selective_scan reference: one pass over time, every exponential computed
 // once, a channel's states spread over 8 lanes. H200, (4, 4096, 512, 16):
-// 114-118 us (reference/ssm_selective_scan.md has the measurements and what bounds it).
+// 90-91 us (reference/ssm_selective_scan.md has the measurements and what bounds
+// it; reference/ssm_selective_scan_floor.cu measures the arithmetic alone).
 //
 // Why one pass: 134 M exponentials are the costliest work (about 32 us if all go
 // through the MUFU unit at full rate), and a chunked scan computes each about
@@ -12,14 +13,18 @@
 // A block = 16 channels of one batch row, 4 warps; a warp = 4 channels x 8 lanes.
 // It walks time in tiles of T steps:
 //  * staging: delta, u, B and C of tile k+1 are loaded into registers while tile
-//    k is scanned, then written to the other shared buffer as rows [channel or
-//    state][step], with delta*u and skip*u formed once per (t, d). One barrier
-//    per tile.
+//    k is scanned (16-byte loads of 4 channels or 4 states where d_model % 4 == 0,
+//    d_state fills its padding and the arrays are 16-byte aligned), then written
+//    to the other shared buffer as rows [channel or state][step], with delta*u
+//    and skip*u formed once per (t, d). One barrier per tile.
 //  * scan: per step and state, a = ex2(delta * A*log2(e)) (log2(e) folded into
 //    A), h = a*h + (delta*u)*B, partial y += C*h. A lane reads 4 steps of each
 //    row with one 16-byte shared load.
 //  * y: the 8 lanes' partial sums of 8 steps are combined by a shuffle
 //    reduce-scatter (3 exchanges), after which each lane holds one step's y.
+//    A group's reduce-scatter runs while the next group is scanned, so the
+//    shuffles' latency overlaps the exponentials (the last group's, across the
+//    tile's barrier).
 //
 // Shared memory returns one register per lane and clock to the whole SM, and
 // every lane needs delta, delta*u, B and C each step. The lane layout halves
@@ -34,12 +39,13 @@
 // B and C (padded states stay 0), and ragged channels and steps load delta = 0
 // (a = 1, no input) and are not stored.
 //
-// Compile-time switches (the notes measure them):
+// Compile-time switch (the notes measure it):
 //   TILE16 [64]       steps per tile for d_state <= 16 (a multiple of 32).
-//   REDUCE_SMEM [0]   combine the lanes' partial y through shared memory
-//                     instead of shuffles.
 
 #include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
 
 namespace {
 
@@ -53,19 +59,7 @@ constexpr int kChannels = kWarps * kChannelsPerWarp;  // per block
 #ifndef TILE16
 #define TILE16 64
 #endif
-#ifndef REDUCE_SMEM
-#define REDUCE_SMEM 0
-#endif
 
-#if REDUCE_SMEM
-// Scratch per warp and parity: [channel][writer lane][step] in rows of 12 and
-// channels of 104 floats, so both the 16-byte writes and the scalar reads are
-// free of bank conflicts.
-constexpr int kRedRow = 12, kRedCh = 104, kRedWarp = kChannelsPerWarp * kRedCh;
-constexpr int kRedFloats = kWarps * 2 * kRedWarp;
-#else
-constexpr int kRedFloats = 0;
-#endif
 
 // 2^x on MUFU as one instruction: exp2f and __expf compile to ex2.approx.f32
 // without .ftz under -O3, which adds a range test and two multiplies.
@@ -79,7 +73,6 @@ __device__ __forceinline__ float at(const float4& v, int j) {
     return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
 
-#if !REDUCE_SMEM
 // Sum over the 8 lanes of a channel of p[0..7] (one value per step), scattered:
 // the lane with state lane ln gets step ln. Lane bits 4, 3, 1 are ln's bits 2, 1, 0.
 __device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) {
@@ -99,7 +92,6 @@ __device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) 
     const float send = b1 ? r[0] : r[1], keep = b1 ? r[1] : r[0];
     return keep + __shfl_xor_sync(kFull, send, 2);
 }
-#endif
 
 template <int NS, int T>
 struct Tile {
@@ -113,7 +105,7 @@ struct Tile {
     static_assert(T % 32 == 0, "T % 32 == 0 keeps P % 32 == 4 and whole 8-step groups");
 };
 
-template <int NS, int T>
+template <int NS, int T, bool VEC>
 __global__ void __launch_bounds__(kThreads, 1)
 scan(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
      const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
@@ -127,29 +119,55 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
     const int b = blockIdx.x / tiles_d, d0 = (blockIdx.x % tiles_d) * kChannels;
     const size_t row0 = static_cast<size_t>(b) * L;
 
-    // Staging role: a thread always loads channel lc and state ls, at steps lt + k*stride.
-    const int lc = tid % kChannels, lt = tid / kChannels;
-    const int ls = tid % NS, lts = tid / NS;
+    // Staging role. VEC (d_model % 4 == 0, d_state a power of two >= 8, 16-byte
+    // aligned arrays): a thread loads float4s of 4 channels (4 states) at steps
+    // lt + k*stride; otherwise single floats of channel lc (state ls).
+    constexpr int CW = VEC ? 4 : 1;                        // floats per load
+    constexpr int DU_ITEMS = K::DU_ITEMS / CW, BC_ITEMS = K::BC_ITEMS / CW;
+    constexpr int DU_STRIDE = kThreads / (kChannels / CW), BC_STRIDE = kThreads / (NS / CW);
+    const int lc = CW * (tid % (kChannels / CW)), lt = tid / (kChannels / CW);
+    const int ls = CW * (tid % (NS / CW)), lts = tid / (NS / CW);
     const bool lc_ok = d0 + lc < D, ls_ok = ls < N;
-    const float lskip = lc_ok ? skip[d0 + lc] : 0.f;
-    float rd[K::DU_ITEMS], ru[K::DU_ITEMS], rb[K::BC_ITEMS], rc[K::BC_ITEMS];
+    float lskip[CW];
+#pragma unroll
+    for (int j = 0; j < CW; ++j) lskip[j] = d0 + lc + j < D ? skip[d0 + lc + j] : 0.f;
+    using Item = typename std::conditional<VEC, float4, float>::type;
+    Item rd[DU_ITEMS], ru[DU_ITEMS], rb[BC_ITEMS], rc[BC_ITEMS];
+    // this thread's first element of each array; a tile moves them by T rows
+    const float* pd = delta + (row0 + lt) * D + d0 + lc;
+    const float* pu = u + (row0 + lt) * D + d0 + lc;
+    const float* pb = Bm + (row0 + lts) * N + ls;
+    const float* pc = Cm + (row0 + lts) * N + ls;
+    const size_t du_step = static_cast<size_t>(DU_STRIDE) * D, bc_step = static_cast<size_t>(BC_STRIDE) * N;
     auto load = [&](int t0) {
 #pragma unroll
-        for (int k = 0; k < K::DU_ITEMS; ++k) {
-            const int t = t0 + lt + k * (kThreads / kChannels);
-            const bool ok = lc_ok && t < L;
-            const size_t i = (row0 + t) * D + d0 + lc;
-            rd[k] = ok ? __ldcs(delta + i) : 0.f;
-            ru[k] = ok ? __ldcs(u + i) : 0.f;
+        for (int k = 0; k < DU_ITEMS; ++k) {
+            const bool ok = lc_ok && t0 + lt + k * DU_STRIDE < L;
+            const size_t off = static_cast<size_t>(t0) * D + k * du_step;
+            if constexpr (VEC) {
+                rd[k] = ok ? __ldcs(reinterpret_cast<const float4*>(pd + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
+                ru[k] = ok ? __ldcs(reinterpret_cast<const float4*>(pu + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
+            } else {
+                rd[k] = ok ? __ldcs(pd + off) : 0.f;
+                ru[k] = ok ? __ldcs(pu + off) : 0.f;
+            }
         }
 #pragma unroll
-        for (int k = 0; k < K::BC_ITEMS; ++k) {
-            const int t = t0 + lts + k * (kThreads / NS);
-            const bool ok = ls_ok && t < L;
-            const size_t i = (row0 + t) * N + ls;
-            rb[k] = ok ? __ldg(Bm + i) : 0.f;
-            rc[k] = ok ? __ldg(Cm + i) : 0.f;
+        for (int k = 0; k < BC_ITEMS; ++k) {
+            const bool ok = ls_ok && t0 + lts + k * BC_STRIDE < L;
+            const size_t off = static_cast<size_t>(t0) * N + k * bc_step;
+            if constexpr (VEC) {
+                rb[k] = ok ? __ldg(reinterpret_cast<const float4*>(pb + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
+                rc[k] = ok ? __ldg(reinterpret_cast<const float4*>(pc + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
+            } else {
+                rb[k] = ok ? __ldg(pb + off) : 0.f;
+                rc[k] = ok ? __ldg(pc + off) : 0.f;
+            }
         }
+    };
+    auto part = [](const Item& v, int j) {
+        if constexpr (VEC) return at(v, j);
+        else return v;
     };
     auto store = [&](float* buf) {
         float* sd = buf;
@@ -158,17 +176,24 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         float* sb = ssu + kChannels * P;
         float* sc = sb + NS * P;
 #pragma unroll
-        for (int k = 0; k < K::DU_ITEMS; ++k) {
-            const int t = lt + k * (kThreads / kChannels);
-            sd[lc * P + t] = rd[k];
-            sdu[lc * P + t] = rd[k] * ru[k];
-            ssu[lc * P + t] = lskip * ru[k];
+        for (int k = 0; k < DU_ITEMS; ++k) {
+            const int t = lt + k * DU_STRIDE;
+#pragma unroll
+            for (int j = 0; j < CW; ++j) {
+                const float dv = part(rd[k], j), uv = part(ru[k], j);
+                sd[(lc + j) * P + t] = dv;
+                sdu[(lc + j) * P + t] = dv * uv;
+                ssu[(lc + j) * P + t] = lskip[j] * uv;
+            }
         }
 #pragma unroll
-        for (int k = 0; k < K::BC_ITEMS; ++k) {
-            const int t = lts + k * (kThreads / NS);
-            sb[ls * P + t] = rb[k];
-            sc[ls * P + t] = rc[k];
+        for (int k = 0; k < BC_ITEMS; ++k) {
+            const int t = lts + k * BC_STRIDE;
+#pragma unroll
+            for (int j = 0; j < CW; ++j) {
+                sb[(ls + j) * P + t] = part(rb[k], j);
+                sc[(ls + j) * P + t] = part(rc[k], j);
+            }
         }
     };
 
@@ -185,9 +210,15 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         a2[s] = (ch_ok && n < N) ? A[static_cast<size_t>(d0 + ch) * N + n] * kLog2e : 0.f;
         h[s] = 0.f;
     }
-#if REDUCE_SMEM
-    float* red = smem + 2 * K::FLOATS + warp * 2 * kRedWarp + cw * kRedCh;
-#endif
+
+    // This lane's y at step ln of the current tile; a group of 8 steps moves it by 8 rows.
+    float* yl = y + (row0 + ln) * D + d0 + ch;
+    const size_t y_rows8 = static_cast<size_t>(8) * D;
+
+    // The group whose y is still to be summed and stored (none before the first).
+    float pp[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f}, ssu_pp = 0.f;
+    float* y_pp = yl;
+    bool ok_pp = false;
 
     const int tiles_t = (L + T - 1) / T;
     load(0);
@@ -202,6 +233,7 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         const float* ssu = buf + (2 * kChannels + ch) * P;
         const float* sb = buf + (3 * kChannels + ln) * P;
         const float* sc = sb + NS * P;
+        const int steps_left = ch_ok ? L - t0 - ln : 0;  // this lane stores group g if 8g < steps_left
 #pragma unroll
         for (int g = 0; g < T / 8; ++g) {
             float p[8];  // this lane's part of y at steps 8g .. 8g+7
@@ -228,40 +260,47 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
                     p[4 * half + j] = acc;
                 }
             }
-#if REDUCE_SMEM
-            // Two buffers by parity: a buffer is rewritten two groups later, after
-            // every lane has passed the next group's __syncwarp.
-            float* rp = red + (g & 1) * kRedWarp;
-            *reinterpret_cast<float4*>(rp + ln * kRedRow) = make_float4(p[0], p[1], p[2], p[3]);
-            *reinterpret_cast<float4*>(rp + ln * kRedRow + 4) = make_float4(p[4], p[5], p[6], p[7]);
-            __syncwarp();
-            float yv = ssu[8 * g + ln];
+            // The previous group's y: its shuffles run beside this group's scan.
+            const float yv = reduce_scatter8(pp, lane) + ssu_pp;
+            if (ok_pp) __stcs(y_pp, yv);
 #pragma unroll
-            for (int r = 0; r < kLanes; ++r) yv += rp[r * kRedRow + ln];
-#else
-            const float yv = reduce_scatter8(p, lane) + ssu[8 * g + ln];
-#endif
-            const int t = t0 + 8 * g + ln;
-            if (ch_ok && t < L) __stcs(y + (row0 + t) * D + d0 + ch, yv);
+            for (int j = 0; j < 8; ++j) pp[j] = p[j];
+            ssu_pp = ssu[8 * g + ln];
+            ok_pp = 8 * g < steps_left;
+            y_pp = yl;
+            yl += y_rows8;
         }
         // The other buffer was last read by the scan of tile kt-1, before the previous barrier.
         if (kt + 1 < tiles_t) store(smem + ((kt + 1) & 1) * K::FLOATS);
         __syncthreads();
     }
+    const float yv = reduce_scatter8(pp, lane) + ssu_pp;
+    if (ok_pp) __stcs(y_pp, yv);
+}
+
+template <int NS, int T, bool VEC>
+void launch(const float* u, const float* delta, const float* A, const float* B, const float* C,
+            const float* skip, float* y, int batch, int L, int D, int N) {
+    using K = Tile<NS, T>;
+    const size_t smem = sizeof(float) * 2 * K::FLOATS;
+    static bool attr_set = false;  // once per instantiation: d_state 64 needs over 48 KB
+    if (!attr_set) {
+        cudaFuncSetAttribute(scan<NS, T, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        attr_set = true;
+    }
+    const int tiles_d = (D + kChannels - 1) / kChannels;
+    scan<NS, T, VEC><<<batch * tiles_d, kThreads, smem>>>(u, delta, A, B, C, skip, y, L, D, N, tiles_d);
 }
 
 template <int NS, int T>
 void run(const float* u, const float* delta, const float* A, const float* B, const float* C,
          const float* skip, float* y, int batch, int L, int D, int N) {
-    using K = Tile<NS, T>;
-    const size_t smem = sizeof(float) * (2 * K::FLOATS + kRedFloats);
-    static bool attr_set = false;  // once per instantiation: d_state 64 needs over 48 KB
-    if (!attr_set) {
-        cudaFuncSetAttribute(scan<NS, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-        attr_set = true;
-    }
-    const int tiles_d = (D + kChannels - 1) / kChannels;
-    scan<NS, T><<<batch * tiles_d, kThreads, smem>>>(u, delta, A, B, C, skip, y, L, D, N, tiles_d);
+    const auto addr = reinterpret_cast<uintptr_t>(u) | reinterpret_cast<uintptr_t>(delta) |
+                      reinterpret_cast<uintptr_t>(B) | reinterpret_cast<uintptr_t>(C);
+    if (D % 4 == 0 && N == NS && addr % 16 == 0)
+        launch<NS, T, true>(u, delta, A, B, C, skip, y, batch, L, D, N);
+    else
+        launch<NS, T, false>(u, delta, A, B, C, skip, y, batch, L, D, N);
 }
 
 }  // namespace
