@@ -73,6 +73,22 @@ __device__ __forceinline__ float at(const float4& v, int j) {
     return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
 
+// One staging item, or zeros where ok is false: a float4 (VEC) or a float.
+// STREAM: u and delta are read once (evict first); B and C are shared by the
+// block's channels and take the read-only path.
+template <bool VEC, bool STREAM>
+__device__ __forceinline__ auto load_item(const float* p, bool ok) {
+    if constexpr (VEC) {
+        const float4* q = reinterpret_cast<const float4*>(p);
+        const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+        if constexpr (STREAM) return ok ? __ldcs(q) : zero;
+        else return ok ? __ldg(q) : zero;
+    } else {
+        if constexpr (STREAM) return ok ? __ldcs(p) : 0.f;
+        else return ok ? __ldg(p) : 0.f;
+    }
+}
+
 // Sum over the 8 lanes of a channel of p[0..7] (one value per step), scattered:
 // the lane with state lane ln gets step ln. Lane bits 4, 3, 1 are ln's bits 2, 1, 0.
 __device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) {
@@ -144,25 +160,15 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         for (int k = 0; k < DU_ITEMS; ++k) {
             const bool ok = lc_ok && t0 + lt + k * DU_STRIDE < L;
             const size_t off = static_cast<size_t>(t0) * D + k * du_step;
-            if constexpr (VEC) {
-                rd[k] = ok ? __ldcs(reinterpret_cast<const float4*>(pd + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
-                ru[k] = ok ? __ldcs(reinterpret_cast<const float4*>(pu + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
-            } else {
-                rd[k] = ok ? __ldcs(pd + off) : 0.f;
-                ru[k] = ok ? __ldcs(pu + off) : 0.f;
-            }
+            rd[k] = load_item<VEC, true>(pd + off, ok);
+            ru[k] = load_item<VEC, true>(pu + off, ok);
         }
 #pragma unroll
         for (int k = 0; k < BC_ITEMS; ++k) {
             const bool ok = ls_ok && t0 + lts + k * BC_STRIDE < L;
             const size_t off = static_cast<size_t>(t0) * N + k * bc_step;
-            if constexpr (VEC) {
-                rb[k] = ok ? __ldg(reinterpret_cast<const float4*>(pb + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
-                rc[k] = ok ? __ldg(reinterpret_cast<const float4*>(pc + off)) : make_float4(0.f, 0.f, 0.f, 0.f);
-            } else {
-                rb[k] = ok ? __ldg(pb + off) : 0.f;
-                rc[k] = ok ? __ldg(pc + off) : 0.f;
-            }
+            rb[k] = load_item<VEC, false>(pb + off, ok);
+            rc[k] = load_item<VEC, false>(pc + off, ok);
         }
     };
     auto part = [](const Item& v, int j) {
