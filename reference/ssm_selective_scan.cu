@@ -1,6 +1,6 @@
 // ssm_selective_scan reference: one pass over time, every exponential computed
 // once, a channel's states spread over 8 lanes. H200, (4, 4096, 512, 16):
-// 90-93 us (reference/ssm_selective_scan.md has the measurements and what bounds
+// 89-93 us (reference/ssm_selective_scan.md has the measurements and what bounds
 // it; reference/ssm_selective_scan_floor.cu measures the arithmetic alone).
 //
 // Why one pass: 134 M exponentials are the costliest work (about 32 us if all go
