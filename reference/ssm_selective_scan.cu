@@ -60,7 +60,6 @@ constexpr int kChannels = kWarps * kChannelsPerWarp;  // per block
 #define TILE16 64
 #endif
 
-
 // 2^x on MUFU as one instruction: exp2f and __expf compile to ex2.approx.f32
 // without .ftz under -O3, which adds a range test and two multiplies.
 __device__ __forceinline__ float ex2(float x) {
