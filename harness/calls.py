@@ -83,7 +83,7 @@ class CallSite:
                 p.name,
                 self.buffers[p.name].array,
                 self.expected[p.name],
-                self.challenge.tolerance,
+                self.challenge.tolerance_for(p.name),
                 p.axes,
                 self.buffers[p.name].unwritten(),
             )

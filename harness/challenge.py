@@ -8,8 +8,10 @@ challenge is read from there; nothing challenge-specific lives in harness/.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import importlib.util
+import re
 import os
 import sys
 from dataclasses import dataclass, field
@@ -29,6 +31,15 @@ else:  # pragma: no cover
 ROLES = ("input", "output", "size")
 DTYPES = {"float32": ("float", 4), "int32": ("int", 4)}
 TEST_KINDS = ("example", "functional", "performance")
+TOPIC_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # lower-case words joined by hyphens: "shared-memory"
+
+
+class Difficulty(str, enum.Enum):
+    """How far into the practice ladder a challenge sits."""
+
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,18 @@ class Tolerance:
     rtol: float
 
 
+def _tolerances(table: dict[str, Any]) -> tuple[Tolerance, dict[str, Tolerance]]:
+    """[tolerance] gives atol and rtol for every output; a sub-table named after
+    an output ([tolerance.dA]) overrides either for that output alone."""
+    default = Tolerance(float(table["atol"]), float(table["rtol"]))
+    overrides = {
+        name: Tolerance(float(entry.get("atol", default.atol)), float(entry.get("rtol", default.rtol)))
+        for name, entry in table.items()
+        if isinstance(entry, dict)
+    }
+    return default, overrides
+
+
 @dataclass(frozen=True)
 class TestCase:
     """A named set of sizes and inputs. Generated cases name a distribution and
@@ -82,11 +105,17 @@ class Challenge:
     root: Path
     params: tuple[Param, ...]
     constraints: tuple[str, ...]
-    tolerance: Tolerance
+    tolerance: Tolerance  # every output's, unless tolerance_overrides names it
     distributions: dict[str, str]
     cost: dict[str, str]
     tests: tuple[TestCase, ...]
+    difficulty: Difficulty
+    topics: tuple[str, ...]
+    tolerance_overrides: dict[str, Tolerance] = field(default_factory=dict)
     metadata: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    def tolerance_for(self, output: str) -> Tolerance:
+        return self.tolerance_overrides.get(output, self.tolerance)
 
     @property
     def inputs(self) -> tuple[Param, ...]:
@@ -172,6 +201,17 @@ def challenge_names(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in base.iterdir() if (p / "challenge.toml").is_file())
 
 
+def select_challenges(
+    challenges: list[Challenge], difficulty: Difficulty | None = None, topic: str | None = None
+) -> list[Challenge]:
+    """Those of the given difficulty and topic (None: any), easiest first, then by name."""
+    order = list(Difficulty)
+    chosen = [
+        c for c in challenges if (difficulty is None or c.difficulty is difficulty) and (topic is None or topic in c.topics)
+    ]
+    return sorted(chosen, key=lambda c: (order.index(c.difficulty), c.name))
+
+
 def load_challenge(name: str, root: Path | None = None) -> Challenge:
     folder = (root or repository_root()) / "challenges" / name
     if not (folder / "challenge.toml").is_file():
@@ -227,6 +267,13 @@ def _from_metadata(meta: dict[str, Any], folder: Path) -> Challenge:
                         zero=tuple(entry.get("zero", ())),
                     )
                 )
+        tolerance, tolerance_overrides = _tolerances(meta["tolerance"])
+        try:
+            difficulty = Difficulty(meta["difficulty"])
+        except ValueError:
+            raise ChallengeError(
+                f"{folder / 'challenge.toml'}: difficulty must be one of {[d.value for d in Difficulty]}"
+            ) from None
         return Challenge(
             name=meta["name"],
             title=meta.get("title", meta["name"]),
@@ -234,7 +281,10 @@ def _from_metadata(meta: dict[str, Any], folder: Path) -> Challenge:
             root=folder,
             params=params,
             constraints=tuple(meta.get("constraints", ())),
-            tolerance=Tolerance(float(meta["tolerance"]["atol"]), float(meta["tolerance"]["rtol"])),
+            tolerance=tolerance,
+            tolerance_overrides=tolerance_overrides,
+            difficulty=difficulty,
+            topics=tuple(meta["topics"]),
             distributions=dict(meta.get("distributions", {})),
             cost=dict(meta.get("cost", {})),
             tests=tuple(tests),
@@ -268,6 +318,11 @@ def _check_consistency(ch: Challenge) -> None:
                 raise ChallengeError(f"{where}: {p.name}: shape uses unknown sizes {sorted(unknown)}")
     if not ch.outputs:
         raise ChallengeError(f"{where}: no output parameter")
+    unknown_outputs = set(ch.tolerance_overrides) - {p.name for p in ch.outputs}
+    if unknown_outputs:
+        raise ChallengeError(f"{where}: tolerance sub-tables name non-outputs {sorted(unknown_outputs)}")
+    if not ch.topics or not all(isinstance(t, str) and TOPIC_PATTERN.fullmatch(t) for t in ch.topics):
+        raise ChallengeError(f"{where}: topics must be a non-empty list of lower-case hyphenated words")
     for kind, expression in ch.cost.items():
         if expressions.names_in(expression) - size_names:
             raise ChallengeError(f"{where}: cost.{kind} uses names that are not sizes")

@@ -21,7 +21,7 @@ from . import __version__
 from . import document
 from .backends import BACKENDS, gpu_snapshot, parse_gpus, resolve_backend
 from .build import nvcc
-from .challenge import Challenge, challenge_names, load_challenge, repository_root
+from .challenge import Challenge, Difficulty, challenge_names, load_challenge, repository_root, select_challenges
 from .compare import compare_reports, regressions
 from .errors import ExitCode, HarnessError
 from .github import annotations
@@ -96,18 +96,28 @@ def cli() -> None:
 
 
 @cli.command("list")
+@click.option("--difficulty", type=click.Choice([d.value for d in Difficulty]), default=None, help="Only challenges of this difficulty.")
+@click.option("--topic", default=None, help="Only challenges with this topic (see the topics column).")
 @json_option
 @library_errors
-def list_command(as_json: bool) -> None:
-    """List the challenges."""
-    challenges = [load_challenge(name) for name in challenge_names()]
+def list_command(difficulty: str | None, topic: str | None, as_json: bool) -> None:
+    """List the challenges, easiest first."""
+    challenges = select_challenges(
+        [load_challenge(name) for name in challenge_names()],
+        Difficulty(difficulty) if difficulty else None,
+        topic,
+    )
     if as_json:
-        click.echo(json.dumps([{"name": c.name, "title": c.title, "summary": c.summary} for c in challenges], indent=2))
+        entries = [
+            {"name": c.name, "title": c.title, "summary": c.summary, "difficulty": c.difficulty.value, "topics": list(c.topics)}
+            for c in challenges
+        ]
+        click.echo(json.dumps(entries, indent=2))
         return
-    table = Table("challenge", "title", "performance size")
+    table = Table("challenge", "difficulty", "topics", "performance size")
     for ch in challenges:
         perf = ch.tests_of("performance")[0]
-        table.add_row(ch.name, ch.title, ", ".join(f"{k}={v}" for k, v in perf.sizes.items()))
+        table.add_row(ch.name, ch.difficulty.value, ", ".join(ch.topics), ", ".join(f"{k}={v}" for k, v in perf.sizes.items()))
     stdout.print(table)
 
 

@@ -34,6 +34,7 @@ def challenge_record(challenge: Challenge) -> dict[str, Any]:
         "hash": challenge.content_hash,
         "signature": challenge.signature(),
         "tolerance": asdict(challenge.tolerance),
+        "output_tolerances": {name: asdict(t) for name, t in challenge.tolerance_overrides.items()},
         "tests": [
             {"name": t.name, "kind": t.kind, "sizes": t.sizes, "distribution": t.distribution, "seed": t.seed}
             for t in challenge.tests

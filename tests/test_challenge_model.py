@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.build.signature import check_signature
-from harness.challenge import challenge_names, load_challenge
+from harness.challenge import Difficulty, Tolerance, challenge_names, load_challenge, select_challenges
 from harness.errors import ChallengeError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,3 +83,37 @@ def test_inconsistent_metadata_is_rejected_with_a_reason(tmp_path, edit, message
 def test_unknown_challenge_lists_the_known_ones():
     with pytest.raises(ChallengeError, match="ssm_selective_scan"):
         load_challenge("no_such_challenge", REPO)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.replace('difficulty = "hard"', 'difficulty = "brutal"'), "difficulty must be one of"),
+        (lambda t: t.replace('difficulty = "hard"\n', ""), "missing key 'difficulty'"),
+        (lambda t: t.replace("topics = [", 'topics = ["Shared Memory", '), "topics must be"),
+        (lambda t: t.replace("rtol = 1e-3\n", "rtol = 1e-3\n[tolerance.u]\natol = 1.0\n", 1), r"non-outputs \['u'\]"),
+    ],
+)
+def test_practice_metadata_is_validated(tmp_path, edit, message):
+    root = copy_challenge(tmp_path, edit)
+    with pytest.raises(ChallengeError, match=message):
+        load_challenge("ssm_selective_scan", root)
+
+
+def test_a_tolerance_sub_table_overrides_one_output_only(tmp_path):
+    root = copy_challenge(tmp_path, lambda t: t.replace("rtol = 1e-3\n", "rtol = 1e-3\n[tolerance.y]\natol = 0.5\n", 1))
+    challenge = load_challenge("ssm_selective_scan", root)
+    assert challenge.tolerance_for("y") == Tolerance(atol=0.5, rtol=1e-3)
+    assert challenge.tolerance == Tolerance(atol=1e-2, rtol=1e-3)
+
+
+def test_list_orders_by_difficulty_and_filters_by_difficulty_and_topic():
+    challenges = [load_challenge(name, REPO) for name in ALL]
+    ordered = select_challenges(challenges)
+    ranks = [list(Difficulty).index(c.difficulty) for c in ordered]
+    assert ranks == sorted(ranks) and len(ordered) == len(ALL)
+    assert all(c.difficulty is Difficulty.HARD for c in select_challenges(challenges, Difficulty.HARD))
+    scans = select_challenges(challenges, topic="scan")
+    assert {c.name for c in scans} >= {"ssm_selective_scan", "mamba3_scan"}
+    assert all("scan" in c.topics for c in scans)
+    assert select_challenges(challenges, topic="no-such-topic") == []

@@ -75,3 +75,15 @@ def test_sanitize_with_bench_is_a_usage_error(runner):
     result = runner.invoke(cli, ["bench", "ssm_selective_scan", "--sanitize", "--backend", "emu"])
     assert result.exit_code == ExitCode.USAGE
     assert "--sanitize runs the correctness tests" in result.output
+
+
+def test_list_shows_difficulty_and_topics_and_filters(runner):
+    listed = json.loads(runner.invoke(cli, ["list", "--json"]).output)
+    ssm = next(entry for entry in listed if entry["name"] == "ssm_selective_scan")
+    assert ssm["difficulty"] == "hard" and "scan" in ssm["topics"]
+    hard = json.loads(runner.invoke(cli, ["list", "--json", "--difficulty", "hard"]).output)
+    assert hard and all(entry["difficulty"] == "hard" for entry in hard)
+    none = json.loads(runner.invoke(cli, ["list", "--json", "--topic", "no-such-topic"]).output)
+    assert none == []
+    table = runner.invoke(cli, ["list", "--topic", "scan"]).output
+    assert "ssm_selective_scan" in table and "hard" in table

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.challenge import load_challenge
+from harness.challenge import challenge_names, load_challenge
 from harness.runner import Options, discover_solutions, evaluate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,8 +23,11 @@ def challenge():
     return load_challenge("ssm_selective_scan", REPO)
 
 
-def test_every_repository_solution_passes_every_functional_test_on_emu(challenge):
+@pytest.mark.parametrize("name", challenge_names(REPO))
+def test_every_repository_solution_passes_every_functional_test_on_emu(name):
+    challenge = load_challenge(name, REPO)
     solutions = [p for p in discover_solutions(challenge, REPO) if p.suffix == ".cu"]  # .py needs a GPU
+    assert solutions, f"{name} has no CUDA solution to run on emu"
     results = evaluate(challenge, solutions, Options(backend="emu", time=False, timeout_s=240), REPO)
     assert len(results) == len(solutions)
     for result in results:
