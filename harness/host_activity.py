@@ -1,0 +1,67 @@
+"""Host work that outlives solve(): threads and child processes a call leaves running.
+
+The timer and the checks see the GPU stream and the outputs; a thread or a
+child process still running when solve() returns can launch work the timer
+never sees, or finish the outputs after the harness has looked. The rule is
+simple and exact: no thread or child process of this process may exist when
+solve() returns that did not exist when it was called. (Measured on an H200:
+the CUDA runtime starts its threads when the context is created, before any
+call; correct solutions leave the thread list unchanged.)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+TASKS = Path("/proc/self/task")
+
+
+@dataclass(frozen=True)
+class HostActivity:
+    """The threads and child processes of this process at one moment."""
+
+    threads: frozenset[int]
+    children: frozenset[int]
+
+    def escaped_since(self, before: HostActivity) -> str | None:
+        """What was started since `before` and is still alive, in words; None if nothing."""
+        threads = sorted(self.threads - before.threads)
+        children = sorted(self.children - before.children)
+        parts = []
+        if threads:
+            parts.append(f"{len(threads)} thread(s) ({describe_threads(threads)})")
+        if children:
+            parts.append(f"{len(children)} child process(es) (pid {', '.join(map(str, children))})")
+        if not parts:
+            return None
+        return (
+            " and ".join(parts)
+            + " started by solve() still running when it returned: every thread must be joined and every"
+            " child waited for before solve() returns (work left on them escapes the timer and the checks)"
+        )
+
+
+def snapshot() -> HostActivity:
+    """Threads and children now (Linux /proc); empty where /proc is missing."""
+    if not TASKS.is_dir():
+        return HostActivity(frozenset(), frozenset())
+    threads, children = set(), set()
+    for task in os.listdir(TASKS):
+        threads.add(int(task))
+        try:
+            children.update(int(pid) for pid in (TASKS / task / "children").read_text().split())
+        except OSError:  # the thread ended while we looked, or no CONFIG_PROC_CHILDREN
+            pass
+    return HostActivity(frozenset(threads), frozenset(children))
+
+
+def describe_threads(tids: list[int]) -> str:
+    names = []
+    for tid in tids[:4]:
+        try:
+            names.append(f"tid {tid} '{(TASKS / str(tid) / 'comm').read_text().strip()}'")
+        except OSError:
+            names.append(f"tid {tid}")
+    return ", ".join(names) + (", ..." if len(tids) > 4 else "")
