@@ -1,0 +1,117 @@
+"""emu backend: tensor-core code (wmma, inline PTX mma.sync/ldmatrix/cp.async).
+
+The probes of tests/emu_programs/tensor_probes.py are checked against NumPy
+and the PTX ISA's fragment tables here, and diffed byte for byte against the
+outputs the same probes printed on an H200 when tests/emu_programs/expected/
+holds them (gpu/emu-tensor.sh writes them).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PROGRAMS = Path(__file__).parent / "emu_programs"
+EXPECTED = PROGRAMS / "expected"
+sys.path.insert(0, str(PROGRAMS))
+import tensor_probes as tp  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="emu needs g++")
+
+TF32_DROPPED = np.uint32(0x1FFF)  # the 13 low mantissa bits a tensor core ignores
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> tp.EmuRunner:
+    return tp.EmuRunner(tmp_path_factory.mktemp("emu-tensor"))
+
+
+def tf32_truncate(x: np.ndarray) -> np.ndarray:
+    return (np.ascontiguousarray(x, np.float32).view(np.uint32) & ~TF32_DROPPED).view(np.float32)
+
+
+def tf32_round(x: np.ndarray) -> np.ndarray:
+    """cvt.rna.tf32.f32 (finite inputs): nearest, ties away from zero."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+
+
+def operand_values(kind: int, x: np.ndarray) -> np.ndarray:
+    """What the tensor core multiplies for float32 data `x` of wmma kind `kind`."""
+    if kind == 0:
+        return x.astype(np.float16).astype(np.float64)
+    if kind == 1:
+        return tp.from_bf16_bits(tp.to_bf16_bits(x)).astype(np.float64)
+    if kind == 2:
+        return tf32_truncate(x).astype(np.float64)
+    if kind == 3:
+        return tf32_round(x).astype(np.float64)
+    return x.astype(np.float64)
+
+
+def diff_expected(name: str, text: str) -> None:
+    expected = EXPECTED / f"{name}.txt"
+    if expected.is_file():
+        assert text == expected.read_text(), f"emu output of {name} differs from the GPU's ({expected})"
+
+
+@pytest.mark.parametrize("kind, variant", list(tp.WMMA_VARIANTS))
+def test_wmma_exact_gemm_matches_numpy_and_gpu(runner: tp.EmuRunner, kind: int, variant: int) -> None:
+    """Every fragment type, shape and layout gives the exact product of small
+    integers (so the GPU must print the same bytes)."""
+    a, b, c_col = tp.wmma_exact_inputs(kind, variant)
+    c = tp.run_wmma_gemm(runner, kind, variant, a, b, c_col)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+    diff_expected(f"wmma_exact_{tp.WMMA_VARIANTS[kind, variant][0]}", tp.matrix_text(c))
+
+
+@pytest.mark.parametrize("kind, variant", [(0, 1), (1, 0), (2, 0), (3, 3), (4, 1)])
+def test_wmma_random_gemm_rounds_inputs_to_the_operand_type(runner: tp.EmuRunner, kind: int, variant: int) -> None:
+    """Random data: the result is the float64 product of the inputs rounded to
+    the operand type, up to float32 accumulation (double: to double rounding)."""
+    _, tm, tn, tk, _, _ = tp.WMMA_VARIANTS[kind, variant]
+    rng = np.random.default_rng(7 + kind)
+    m, n, k = 2 * tm, 2 * tn, 8 * tk
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    c = tp.run_wmma_gemm(runner, kind, variant, a, b, variant % 2 == 1)
+    oa, ob = operand_values(kind, a), operand_values(kind, b)
+    magnitude = np.abs(oa) @ np.abs(ob)
+    ulp = 2.0**-52 if kind == 4 else 2.0**-24
+    # one rounding per mma (k / tk of them) plus slack for the sum's own error
+    bound = (k // tk + 2) * ulp * magnitude
+    assert (np.abs(c - oa @ ob) <= bound).all()
+    if kind in (0, 1, 2, 3):  # and the input rounding is visible against the float32 data
+        exact = a.astype(np.float64) @ b.astype(np.float64)
+        assert np.abs(c - exact).max() > 100 * 2.0**-24 * magnitude.max()
+
+
+def test_tf32_rounding_raw_truncates_and_float_to_tf32_rounds(runner: tp.EmuRunner) -> None:
+    text = tp.tf32_wmma_rounding(runner)
+    values = tp.tf32_probe_values().reshape(16, 8)
+    assert text == "raw\n" + tp.hex_text(tf32_truncate(values)) + "rna\n" + tp.hex_text(tf32_round(values))
+    diff_expected("wmma_tf32_rounding", text)
+
+
+def test_tf32_gemm_error_is_visible_against_float32(runner: tp.EmuRunner) -> None:
+    """A tf32 GEMM of float32 data is ~1e-3 off in relative terms: a tolerance
+    written for float32 catches it on emu as on a GPU."""
+    rng = np.random.default_rng(11)
+    a = rng.uniform(0.5, 1, (32, 64)).astype(np.float32)
+    b = rng.uniform(0.5, 1, (64, 32)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    for kind in (2, 3):
+        c = tp.run_wmma_gemm(runner, kind, 0 if kind == 2 else 3, a, b, False)
+        rel = np.abs(c - exact).max() / np.abs(exact).max()
+        assert 1e-5 < rel < 2.0**-10, rel  # well above float32's 6e-8, within tf32's 2^-10
+
+
+def test_wmma_mma_sync_needs_the_whole_warp(runner: tp.EmuRunner) -> None:
+    out = np.zeros(256, np.float32)
+    with pytest.raises(RuntimeError, match=r"wmma::mma_sync at tensor_wmma_gemm\.cu:\d+ in kernel half_warp_mma: "
+                                           r"needs all 32 lanes of warp 0 in block \(0,0,0\), but lanes 0xffff0000"):
+        runner.call("tensor_wmma_gemm.cu", out, out, out, 16, 16, 16, 9, 0, 0)
