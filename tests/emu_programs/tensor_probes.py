@@ -178,9 +178,89 @@ def hex_text(m: np.ndarray) -> str:
     return "\n".join(" ".join(f"{int(v):08x}" for v in row) for row in m.view(np.uint32)) + "\n"
 
 
+# ---- mma.sync + ldmatrix + cp.async GEMM --------------------------------------
+MMA_KINDS = {0: "f16", 1: "bf16", 2: "tf32"}  # see tensor_mma_gemm.cu
+MMA_BUGS = {0: "correct", 1: "swapped", 2: "nowait"}
+
+
+def run_mma_gemm(runner: Runner, kind: int, a: np.ndarray, b: np.ndarray, bug: int = 0) -> np.ndarray:
+    (m, k), n = a.shape, b.shape[1]
+    conv = {0: lambda x: x.astype(np.float16), 1: to_bf16_bits, 2: lambda x: x.astype(np.float32)}[kind]
+    out = np.zeros(m * n, np.float32)
+    res = runner.call("tensor_mma_gemm.cu", conv(np.ascontiguousarray(a)), conv(np.ascontiguousarray(b)), out,
+                      m, n, k, kind, bug)[2]
+    return res.reshape(m, n)
+
+
+def mma_exact_inputs(kind: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(200 + kind)
+    return small_ints(rng, (32, 48)), small_ints(rng, (48, 32))
+
+
+def mma_exact(kind: int, bug: int) -> Callable[[Runner], str]:
+    def probe(runner: Runner) -> str:
+        return matrix_text(run_mma_gemm(runner, kind, *mma_exact_inputs(kind), bug=bug))
+    return probe
+
+
+# ---- Fragment layouts ----------------------------------------------------------
+MMA_LAYOUT_VARIANTS = {0: ("f16", 8), 1: ("f16", 16), 2: ("bf16", 8), 3: ("bf16", 16), 4: ("tf32", 4), 5: ("tf32", 8)}
+LDMATRIX_VARIANTS = {10: "x1", 11: "x2", 12: "x4", 13: "x1_trans", 14: "x2_trans", 15: "x4_trans"}
+
+
+def mma_layout_inputs(variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A[r][c] = r*K + c + 1 and B = a signed permutation-like pattern, so
+    every D element is a distinct exact integer that depends on where each
+    fragment element came from; C = 1000 * (r*8 + c)."""
+    _, k = MMA_LAYOUT_VARIANTS[variant]
+    a = (np.arange(16 * k).reshape(16, k) + 1).astype(np.float32)
+    b = np.array([[((kk * 3 + n * 5) % 7) - 3 for n in range(8)] for kk in range(k)], np.float32)
+    c = (1000 * np.arange(128).reshape(16, 8)).astype(np.float32)
+    return a, b, c
+
+
+def run_mma_layout(runner: Runner, variant: int) -> np.ndarray:
+    a, b, c = mma_layout_inputs(variant)
+    d = np.zeros(128, np.float32)
+    return runner.call("tensor_mma_layout.cu", a, b, c, d, np.zeros(1, np.uint16), variant)[3].reshape(32, 4)
+
+
+def run_ldmatrix(runner: Runner, variant: int) -> np.ndarray:
+    out = np.zeros(256, np.uint16)
+    z = np.zeros(1, np.float32)
+    return runner.call("tensor_mma_layout.cu", z, z, z, z, out, variant)[4].reshape(32, 8)
+
+
+def lane_text(m: np.ndarray) -> str:
+    """One line per lane: its values (integers)."""
+    return "".join(f"lane {lane:2d}: " + " ".join(str(int(v)) for v in row) + "\n" for lane, row in enumerate(m))
+
+
+# ---- cp.async ------------------------------------------------------------------
+def cp_async_source() -> np.ndarray:
+    return (np.arange(5 * 128) * 0.5 + 1).astype(np.float32)
+
+
+def run_cp_async(runner: Runner) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    out = np.full(5 * 128, -7, np.float32)
+    early, mid = np.zeros(4 * 128, np.float32), np.zeros(4 * 128, np.float32)
+    _, out, early, mid = runner.call("tensor_cp_async.cu", cp_async_source(), out, early, mid)
+    return out.reshape(5, 32, 4), early.reshape(4, 32, 4), mid.reshape(4, 32, 4)
+
+
+def cp_async_probe(runner: Runner) -> str:
+    out, _, _ = run_cp_async(runner)  # early/mid are races on a GPU: not printed
+    return "".join(f"stage {s}\n" + matrix_text(out[s]) for s in range(5))
+
+
 PROBES: dict[str, Callable[[Runner], str]] = {
     **{f"wmma_exact_{name}": wmma_exact(kind, variant) for (kind, variant), (name, *_) in WMMA_VARIANTS.items()},
     "wmma_tf32_rounding": tf32_wmma_rounding,
+    **{f"mma_gemm_{MMA_KINDS[kind]}_{MMA_BUGS[bug]}": mma_exact(kind, bug) for kind in MMA_KINDS for bug in (0, 1)},
+    **{f"mma_layout_{t}_m16n8k{k}": (lambda v: lambda r: lane_text(run_mma_layout(r, v)))(v)
+       for v, (t, k) in MMA_LAYOUT_VARIANTS.items()},
+    **{f"ldmatrix_{name}": (lambda v: lambda r: lane_text(run_ldmatrix(r, v)))(v) for v, name in LDMATRIX_VARIANTS.items()},
+    "cp_async_groups": cp_async_probe,
 }
 
 

@@ -10,6 +10,7 @@ instructions emu executes:
 * `mma.sync.aligned.{m16n8k8,m16n8k16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`
   and `mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32`;
 * `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared[::cta].b16`;
+* `cvt.rna.tf32.f32` (float32 -> tf32 bits, as wmma::__float_to_tf32);
 * `cp.async.{ca,cg}.shared[::cta].global[.L2::{64,128,256}B] [dst], [src], size[, src_size]`,
   `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`.
 
@@ -229,6 +230,10 @@ def _instruction(text: str, operands: list[Operand]) -> str:
         return _ldmatrix(ins, m)
     if m := _CP_ASYNC.fullmatch(op):
         return _cp_async(ins, m)
+    if op == "cvt.rna.tf32.f32" and len(ins.args) == 2:
+        out, value = ins.operand(ins.args[0], output=True), ins.operand(ins.args[1], output=False)
+        return (f"{EMU}set_reg({out.expr}, {EMU}reg_bits({EMU}round_to_tf32("
+                f"{EMU}from_bits<float>({EMU}reg_bits({value.expr})))));")
     if op == "cp.async.commit_group" and not ins.args:
         return f"{EMU}async_commit();"
     if op == "cp.async.wait_group" and len(ins.args) == 1:
