@@ -226,3 +226,17 @@ def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
     np.testing.assert_array_equal(mid[0], src[0])  # wait_group 3: only the oldest of four groups
     np.testing.assert_array_equal(mid[1:], -1)
     diff_expected("cp_async_groups", tp.cp_async_probe(runner))
+
+
+@pytest.mark.parametrize("mode, message", [
+    (0, r"ldmatrix\.sync\.aligned\.m8n8 \(inline PTX\) at tensor_misuse\.cu:\d+: operand 0x[0-9a-f]+ is not a "
+        r"shared-state address"),
+    (1, r"wmma::load_matrix_sync at tensor_misuse\.cu:\d+ in kernel misuse: the pointer \(0x[0-9a-f]+\) must be "
+        r"256-bit aligned"),
+    (2, r"cp\.async\.ca \(inline PTX\) at tensor_misuse\.cu:\d+ in kernel misuse: addresses .* must be aligned to "
+        r"the copy size 8"),
+])
+def test_tensor_misuse_is_reported(runner: tp.EmuRunner, mode: int, message: str) -> None:
+    g = np.zeros(256, np.float16)
+    with pytest.raises(RuntimeError, match=message):
+        runner.call("tensor_misuse.cu", g, np.zeros(32, np.float32), mode)

@@ -90,3 +90,31 @@ def test_special_function_ptx_becomes_the_host_function_on_its_line() -> None:
     assert "(s) = 1.0f / (r)" in out
     assert '// asm("ex2.approx.f32' in out  # comments are left alone
     assert out.count("\n") == src.count("\n")
+
+
+def test_tensor_core_ptx_becomes_runtime_calls_on_its_first_line() -> None:
+    """mma.sync with "+f" operands, ldmatrix in a #define (continuation lines
+    kept), cp.async with an "n" operand: one lambda each, lines kept."""
+    src = (
+        "#define LDM(r, a) asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\" \\\n"
+        "    : \"=r\"(r[0]), \\\n \"=r\"(r[1]) : \"r\"(a))\n"
+        "__device__ void f(float* d, unsigned* a, unsigned s, const float* g) {\n"
+        "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 \"\n"
+        "               \"{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\\n\"\n"
+        "               : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]) : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]));\n"
+        "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], %2;\\n\" :: \"r\"(s), \"l\"(g), \"n\"(16));\n"
+        "  asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(1)); LDM(a, s);\n"
+        "}\n"
+    )
+    out = body(src)
+    lines = out.split("\n")
+    assert len(lines) == len(src.split("\n"))
+    assert lines[0].startswith("#define LDM(r, a) [&]() { { uint32_t __emu_r[4]; ::harness_emu::ptx_ldmatrix(2, true, ")
+    assert lines[0].endswith("\\") and lines[1] == "\\" and lines[2] == ""
+    assert "::harness_emu::ptx_mma(::harness_emu::MmaType::BF16, 8, __emu_a, __emu_b, __emu_c, __emu_d" in lines[4]
+    assert "__emu_b[2] = {::harness_emu::reg_bits(a[2])}" in lines[4]
+    assert "float __emu_c[4] = {::harness_emu::from_bits<float>(::harness_emu::reg_bits(d[0]))" in lines[4]
+    assert "::harness_emu::set_reg(d[3], ::harness_emu::reg_bits(__emu_d[3]));" in lines[4]
+    assert "::harness_emu::ptx_cp_async(true, ::harness_emu::addr_operand(s), ::harness_emu::addr_operand(g), " \
+           "(long long)(16), (long long)(16), __FILE__, __LINE__);" in lines[7]
+    assert '::harness_emu::async_wait((long long)(1), "cp.async.wait_group");' in lines[8]

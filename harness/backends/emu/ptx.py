@@ -264,7 +264,9 @@ def asm_rewrites(source: str, code: str, filename: str) -> list[Rewrite]:
         close = _find_closing_paren(code, open_paren + 1)
         if close < 0:
             continue
-        raw, blank = source[open_paren + 1:close], code[open_paren + 1:close]
+        # a #define's line continuations read as blanks (same length: offsets agree)
+        raw = source[open_paren + 1:close].replace("\\\n", "  ")
+        blank = code[open_paren + 1:close].replace("\\\n", "  ")
         sections = _split_top(blank, raw, ":")
         blanks = _split_top(blank, blank, ":")
         template = _template_text(sections[0])
