@@ -116,7 +116,7 @@ def test_inline_ptx_is_unsupported(cache: Path) -> None:
     with pytest.raises(UnsupportedFeature) as info:
         build_emu_library(PROGRAMS / "inline_ptx.cu", cache)
     line = line_containing("inline_ptx.cu", "asm volatile")
-    assert str(info.value) == f"not supported on emu: inline PTX assembly (asm) at {PROGRAMS / 'inline_ptx.cu'}:{line}"
+    assert str(info.value) == f"not supported on emu: inline PTX assembly (asm): mov.u32 at {PROGRAMS / 'inline_ptx.cu'}:{line}"
 
 
 @pytest.mark.parametrize("use_nvcc", [True, False])

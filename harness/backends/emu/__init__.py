@@ -47,6 +47,16 @@ Not detected: host code that dereferences a device pointer works on emu
 would crash on a GPU. Shared memory is not cleared between blocks, and reads
 of shared memory nobody wrote are not reported.
 
+Tensor cores (emu_tensor.h, emu_wmma.h, ptx.py): wmma::mma_sync, mma.sync
+and ldmatrix are warp-synchronous (all 32 lanes of the warp must reach them,
+else the launch fails naming the lanes). Operands are exact in their type
+(tf32: the upper 19 bits of the register, as the tensor core reads them),
+products exact, one instruction's sum rounded once to float32; hardware
+alignment truncation inside an instruction is not reproduced (last-bit
+differences). cp.async reads its source when issued and writes shared memory
+when a wait_group/wait_all covers its group. WMMA's element-to-lane mapping
+(unspecified by CUDA) is emu's own: see emu_wmma.h.
+
 Sanitizer: `sanitize=True` builds with -fsanitize=address; the process that
 loads the library needs `sanitizer_env()` (LD_PRELOAD of libasan and
 ASAN_OPTIONS) in its environment before it starts. Out-of-bounds accesses are

@@ -11,9 +11,8 @@ runtime header:
 * `extern __shared__ T name[];` -> a pointer into the per-launch dynamic
   shared memory buffer.
 * `static __shared__` -> `__shared__` (which the header turns into `static`).
-* inline PTX of one float32 special-function instruction with one input,
-  `asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x))`, -> an assignment
-  from the matching host function (MUFU_PTX). Any other asm is refused.
+* inline PTX: special-function instructions, mma.sync, ldmatrix and cp.async
+  become calls into the runtime (ptx.py); any other asm is refused.
 
 Features emu cannot execute raise UnsupportedFeature with file:line.
 """
@@ -24,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from ...errors import UnsupportedFeature
+from .ptx import asm_rewrites
 
 
 @dataclass(frozen=True)
@@ -36,35 +36,25 @@ class Unsupported:
 UNSUPPORTED = [
     Unsupported(re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__\b)?\s*(?:goto\s*)?\("),
                 "inline PTX assembly (asm)"),
-    Unsupported(re.compile(r"\bnvcuda\b|\bwmma\s*::|\b(?:mma_sync|load_matrix_sync|store_matrix_sync)\b|\b__hmma\w*"),
-                "tensor-core intrinsics (wmma/mma)"),
+    Unsupported(re.compile(r"\b__hmma\w*|\b__imma\w*|\bbmma_sync\b|\bwmma\s*::\s*experimental\b|\bprecision\s*::\s*(?:u4|s4|b1)\b"),
+                "tensor-core intrinsics beyond wmma half/bf16/tf32/double (__hmma, sub-byte or 1-bit wmma)"),
+    Unsupported(re.compile(r"\bfragment\s*<\s*(?:\w+\s*::\s*)*(?:matrix_a|matrix_b|accumulator)\s*,[^;{}()]*?"
+                           r"\b(?:signed\s+char|unsigned\s+char|u?int8_t|int|int32_t)\s*[,>]"),
+                "wmma integer (int8/int32) fragments"),
     Unsupported(re.compile(r"\bthis_grid\s*\(|\bgrid_group\b|\bthis_multi_grid\s*\("),
                 "cooperative-groups grid synchronization (this_grid/grid.sync)"),
     Unsupported(re.compile(r"\bcudaLaunchCooperativeKernel\w*\b"), "cooperative kernel launch"),
     Unsupported(re.compile(r"\b(?:texture|surface)\s*<|\bcuda(?:Texture|Surface)Object_t\b|\btex(?:1D|2D|3D|Cubemap)\w*\s*[<(]"
                            r"|\bsurf(?:1D|2D|3D)\w*\s*[<(]|\bcuda(?:Create|Destroy)(?:Texture|Surface)Object\b|\bcudaBindTexture\w*\b"),
                 "textures/surfaces"),
-    Unsupported(re.compile(r"\b__pipeline_\w+\s*\(|\bcp\.async\b|\bcuda::memcpy_async\b"), "asynchronous copies (cp.async/pipeline)"),
+    Unsupported(re.compile(r"\bcuda::memcpy_async\b|\bexperimental\s*::\s*pipeline\b"),
+                "asynchronous copies through libcu++ (cuda::memcpy_async, cuda::pipeline)"),
 ]
 UNSUPPORTED_INCLUDES = [
     (re.compile(r"^\s*#\s*include\s*[<\"](?:cub|thrust|cuda/|cutlass|cute)[^>\"]*[>\"]", re.M), "CUB/Thrust/libcu++/CUTLASS headers"),
-    (re.compile(r"^\s*#\s*include\s*[<\"]mma\.h[>\"]", re.M), "tensor-core intrinsics (wmma/mma)"),
-    (re.compile(r"^\s*#\s*include\s*[<\"]cuda_pipeline\w*\.h[>\"]", re.M), "asynchronous copies (cp.async/pipeline)"),
     (re.compile(r"^\s*#\s*include\s*[<\"](?:cublas|cudnn|cufft|curand|cusparse|cusolver|nccl)\w*\.h[>\"]", re.M),
      "CUDA libraries (cuBLAS, cuDNN, cuFFT, cuRAND...)"),
 ]
-
-# The special-function unit's float32 instructions, as inline PTX writes them
-# (`.approx`, optional `.ftz`): the host function each one becomes.
-MUFU_PTX = {
-    "ex2": "exp2f", "lg2": "log2f", "sin": "sinf", "cos": "cosf", "tanh": "tanhf",
-    "rcp": "1.0f / ", "sqrt": "sqrtf", "rsqrt": "1.0f / sqrtf",
-}
-_MUFU_ASM = re.compile(
-    r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__\b)?\s*\(\s*"
-    r"\"\s*(?P<op>\w+)\.approx(?:\.ftz)?\.f32\s+%0\s*,\s*%1\s*;?\s*\"\s*"
-    r":\s*\"=f\"\s*\("
-)
 
 _DECL_PART = r"(?:[\w:<>,\s*]|__align__\s*\(\s*\w+\s*\)|alignas\s*\(\s*\w+\s*\)|__attribute__\s*\(\([^;{}]*?\)\))"
 EXTERN_SHARED = re.compile(rf"\bextern\s+({_DECL_PART}*?)\b__shared__\b({_DECL_PART}*?)\[\s*\]\s*;")
@@ -261,29 +251,6 @@ def _shared_edits(code: str, raw: str) -> list[Edit]:
     return edits
 
 
-def _mufu_asm_edits(source: str, code: str) -> list[Edit]:
-    """`asm("OP.approx[.ftz].f32 %0, %1;" : "=f"(out) : "f"(in))` -> `(out) = f(in)`
-    for the OPs of MUFU_PTX, on one line each; the statement's `;` stays."""
-    edits: list[Edit] = []
-    for m in _MUFU_ASM.finditer(source):
-        if m["op"] not in MUFU_PTX or code[m.start()] == " ":  # inside a comment
-            continue
-        out_end = _find_closing(source, m.end(), ")")
-        rest = re.match(r'\)\s*:\s*"f"\s*\(', source[out_end:]) if out_end >= 0 else None
-        if rest is None:
-            continue
-        in_start = out_end + rest.end()
-        in_end = _find_closing(source, in_start, ")")
-        close = re.match(r"\)\s*\)", source[in_end:]) if in_end >= 0 else None
-        if close is None:
-            continue
-        out, value = source[m.end():out_end], source[in_start:in_end]
-        text = f"({out}) = {MUFU_PTX[m['op']]}({value})"
-        end = in_end + close.end()
-        edits.append(Edit(m.start(), end, text + "\n" * source[m.start():end].count("\n")))
-    return edits
-
-
 def _apply(source: str, edits: list[Edit]) -> str:
     out: list[str] = []
     last = 0
@@ -300,7 +267,8 @@ def _apply(source: str, edits: list[Edit]) -> str:
 def translate(source: str, filename: str) -> str:
     """The C++ text to compile with the runtime header force-included.
     `filename` is what diagnostics call the file (used in #line)."""
-    source = _apply(source, _mufu_asm_edits(source, blank_comments_and_strings(source)))
+    asm = asm_rewrites(source, blank_comments_and_strings(source), filename)
+    source = _apply(source, [Edit(r.start, r.end, r.text) for r in asm])
     code = blank_comments_and_strings(source)
     check_supported(code, source, filename)
     edits = sorted(_launch_edits(code, source, filename) + _shared_edits(code, source), key=lambda e: e.start)

@@ -45,7 +45,8 @@ namespace harness_emu {
 enum class State : uint8_t { Runnable, Barrier, Warp, Done };
 enum class Coll : uint8_t {
   ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, All, Any, SyncWarp, ActiveMask,
-  MatchAny, MatchAll, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, RedMinS, RedMaxS, RedAddS
+  MatchAny, MatchAll, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, RedMinS, RedMaxS, RedAddS,
+  Tensor  // warp-synchronous tensor-core op (emu_tensor.h): result = lanes that arrived
 };
 inline const char* coll_name(Coll c) {
   static const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
@@ -53,7 +54,8 @@ inline const char* coll_name(Coll c) {
                                 "__match_any_sync", "__match_all_sync", "__reduce_add_sync",
                                 "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync",
                                 "__reduce_or_sync", "__reduce_xor_sync", "__reduce_min_sync",
-                                "__reduce_max_sync", "__reduce_add_sync"};
+                                "__reduce_max_sync", "__reduce_add_sync",
+                                "a warp-synchronous tensor-core op (wmma/mma.sync/ldmatrix)"};
   return names[(int)c];
 }
 enum class Bar : uint8_t { Plain, Count, And, Or };
@@ -102,6 +104,7 @@ struct Emu {
   int last_error = 0;            // cudaError_t of the runtime API
   bool abandoned = false;        // a launch deadlocked since the last reset
   int warp_waiting = 0;          // threads parked at a warp collective
+  uint64_t block_serial = 0;     // counts blocks run: per-thread state of a finished block is stale
 };
 HARNESS_EMU_HIDDEN inline Emu g;
 
@@ -196,7 +199,7 @@ inline bool try_complete_group(Thread* warp, int nlanes, Thread& first) {
         t.result = (j >= 0 && j < 32 && (members >> j & 1u)) ? warp[j].value : t.value;
         break;
       }
-      case Coll::Ballot: t.result = ballot; break;
+      case Coll::Ballot: case Coll::Tensor: t.result = ballot; break;
       case Coll::All: t.result = all; break;
       case Coll::Any: t.result = any; break;
       case Coll::SyncWarp: t.result = 0; break;
@@ -463,6 +466,7 @@ inline void run_launch(const Launch& L) {
         blockIdx = uint3{bx, by, bz};
         for (Thread& t : g.threads) { t.state = State::Runnable; t.started = false; }
         g.warp_waiting = 0;
+        g.block_serial++;
         ok = run_block();
       }
   if (!ok) {

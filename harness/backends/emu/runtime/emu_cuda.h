@@ -47,3 +47,4 @@
 #include "emu_half.h"
 #include "emu_atomics.h"
 #include "emu_runtime_api.h"
+#include "emu_tensor.h"

@@ -1,0 +1,296 @@
+"""Inline PTX (`asm` statements) -> calls into the emu runtime (emu_tensor.h).
+
+An `asm [volatile] ("template" : outputs : inputs : clobbers)` whose template
+is string literals is parsed, its `%N` operands resolved (outputs first, then
+inputs, as GCC and nvcc number them) and each instruction rewritten. The
+instructions emu executes:
+
+* one float32 special-function instruction, `OP.approx[.ftz].f32 %0, %1` with
+  "=f"/"f" operands (MUFU_PTX), as the accurate host function;
+* `mma.sync.aligned.{m16n8k8,m16n8k16}.row.col.f32.{f16,bf16}.{f16,bf16}.f32`
+  and `mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32`;
+* `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared[::cta].b16`;
+* `cvt.rna.tf32.f32` (float32 -> tf32 bits, as wmma::__float_to_tf32);
+* `cp.async.{ca,cg}.shared[::cta].global[.L2::{64,128,256}B] [dst], [src], size[, src_size]`,
+  `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`.
+
+The statement becomes one immediately-invoked lambda on its first line (the
+newlines it spanned follow it, so line numbers stay put). Any other
+instruction raises UnsupportedFeature naming it; an asm whose template is not
+plain string literals is left for translate.check_supported to refuse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...errors import UnsupportedFeature
+
+# The special-function unit's float32 instructions, as inline PTX writes them
+# (`.approx`, optional `.ftz`): the host function each one becomes.
+MUFU_PTX = {
+    "ex2": "exp2f", "lg2": "log2f", "sin": "sinf", "cos": "cosf", "tanh": "tanhf",
+    "rcp": "1.0f / ", "sqrt": "sqrtf", "rsqrt": "1.0f / sqrtf",
+}
+
+ASM_START = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__\b)?\s*(?:goto\s*)?\(")
+
+_MUFU = re.compile(r"(?P<op>\w+)\.approx(?:\.ftz)?\.f32")
+_MMA = re.compile(r"mma\.sync\.aligned\.m16n8k(?P<k>4|8|16)\.row\.col\.f32\.(?P<a>f16|bf16|tf32)\.(?P<b>f16|bf16|tf32)\.f32")
+_LDMATRIX = re.compile(r"ldmatrix\.sync\.aligned\.m8n8\.x(?P<n>1|2|4)(?P<trans>\.trans)?\.shared(?:::cta)?\.b16")
+_CP_ASYNC = re.compile(r"cp\.async\.(?P<level>ca|cg)\.shared(?:::cta)?\.global(?:\.L2::(?:64|128|256)B)?")
+_MMA_TYPES = {"f16": "F16", "bf16": "BF16", "tf32": "TF32"}
+# (type, k) -> (A registers, B registers) per lane
+_MMA_REGS = {("f16", 8): (2, 1), ("f16", 16): (4, 2), ("bf16", 8): (2, 1), ("bf16", 16): (4, 2),
+             ("tf32", 4): (2, 1), ("tf32", 8): (4, 2)}
+EMU = "::harness_emu::"
+
+
+@dataclass
+class Operand:
+    constraint: str  # letters only ("r", "f", "l", "n")
+    expr: str
+    output: bool
+    read: bool  # an input, or a "+" output
+
+
+def _find_closing_paren(code: str, start: int) -> int:
+    depth = 0
+    for i in range(start, len(code)):
+        if code[i] in "([{":
+            depth += 1
+        elif code[i] in ")]}":
+            if depth == 0:
+                return i if code[i] == ")" else -1
+            depth -= 1
+    return -1
+
+
+def _split_top(code: str, raw: str, sep: str) -> list[str]:
+    """Pieces of `raw` between the `sep` characters that sit at nesting depth 0
+    of `code` (`raw` with comments and literals blanked)."""
+    out, depth, last = [], 0, 0
+    for i, c in enumerate(code):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            out.append(raw[last:i])
+            last = i + 1
+    out.append(raw[last:])
+    return out
+
+
+_STRING = re.compile(r'\s*"((?:[^"\\\n]|\\.)*)"\s*')
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'", "r": "\r", "0": "\0"}
+
+
+def _template_text(raw: str) -> str | None:
+    """The concatenated string literals of an asm template, or None when it is
+    anything else (a macro, a variable)."""
+    parts, pos = [], 0
+    while pos < len(raw):
+        m = _STRING.match(raw, pos)
+        if not m:
+            return None if raw[pos:].strip() else "".join(parts)
+        parts.append(re.sub(r"\\(.)", lambda e: _ESCAPES.get(e[1], e[1]), m[1]))
+        pos = m.end()
+    return "".join(parts) if parts else None
+
+
+_OPERAND = re.compile(r'\s*"(?P<c>[^"]*)"\s*\((?P<e>.*)\)\s*', re.S)
+
+
+def _operands(raw: str, code: str, output: bool) -> list[Operand] | None:
+    if not raw.strip():
+        return []
+    ops = []
+    for piece, blank in zip(_split_top(code, raw, ","), _split_top(code, code, ",")):
+        m = _OPERAND.fullmatch(piece)
+        if not m:
+            return None  # named operands ([name] "r"(x)) and the like
+        expr = blank[m.start("e"):m.end("e")] if ("//" in m["e"] or "/*" in m["e"]) else m["e"]
+        ops.append(Operand("".join(ch for ch in m["c"] if ch.isalpha()), " ".join(expr.split()),
+                           output, not output or "+" in m["c"]))
+    return ops
+
+
+def _split_args(text: str) -> list[str]:
+    out, depth, last = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[last:i].strip())
+            last = i + 1
+    tail = text[last:].strip()
+    return out + [tail] if tail or out else out
+
+
+class _Unsupported(Exception):
+    """An instruction (named by the message) emu does not execute."""
+
+
+class _Instruction:
+    def __init__(self, text: str, operands: list[Operand]):
+        self.text = text
+        self.opcode = text.split(" ", 1)[0]
+        self.args = _split_args(text[len(self.opcode):].strip())
+        self.operands = operands
+
+    def fail(self) -> _Unsupported:
+        return _Unsupported(self.opcode)
+
+    def operand(self, ref: str, *, output: bool | None = None) -> Operand:
+        m = re.fullmatch(r"%(\d+)", ref.strip())
+        if not m or int(m[1]) >= len(self.operands):
+            raise self.fail()
+        op = self.operands[int(m[1])]
+        if output is True and not op.output or output is False and not op.read:
+            raise self.fail()
+        return op
+
+    def value(self, ref: str) -> str:
+        """An integer operand: an immediate or a %N input."""
+        ref = ref.strip()
+        if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?", ref):
+            return ref
+        return f"({self.operand(ref, output=False).expr})"
+
+    def vector(self, arg: str, size: int) -> list[str]:
+        if not (arg.startswith("{") and arg.endswith("}")):
+            raise self.fail()
+        items = [s.strip() for s in arg[1:-1].split(",")]
+        if len(items) != size:
+            raise self.fail()
+        return items
+
+    def address(self, arg: str) -> str:
+        m = re.fullmatch(r"\[\s*(%\d+)\s*(?:\+\s*(-?\d+|0[xX][0-9a-fA-F]+)\s*)?\]", arg)
+        if not m:
+            raise self.fail()
+        base = f"{EMU}addr_operand({self.operand(m[1], output=False).expr})"
+        return f"({base} + {m[2]})" if m[2] else base
+
+
+def _mufu(ins: _Instruction, op: str) -> str:
+    if op not in MUFU_PTX or len(ins.args) != 2:
+        raise ins.fail()
+    out, value = ins.operand(ins.args[0], output=True), ins.operand(ins.args[1], output=False)
+    if out.constraint != "f" or value.constraint != "f":
+        raise ins.fail()
+    return f"({out.expr}) = {MUFU_PTX[op]}({value.expr});"
+
+
+def _mma(ins: _Instruction, m: re.Match[str]) -> str:
+    k, atype = int(m["k"]), m["a"]
+    if m["b"] != atype or (atype, k) not in _MMA_REGS or len(ins.args) != 4:
+        raise ins.fail()
+    na, nb = _MMA_REGS[atype, k]
+    d, a, b, c = (ins.vector(arg, n) for arg, n in zip(ins.args, (4, na, nb, 4)))
+    bits = lambda ref: f"{EMU}reg_bits({ins.operand(ref, output=False).expr})"  # noqa: E731
+    outs = [ins.operand(ref, output=True).expr for ref in d]
+    return (f"{{ uint32_t __emu_a[4] = {{{', '.join(map(bits, a))}}}, __emu_b[2] = {{{', '.join(map(bits, b))}}}; "
+            f"float __emu_c[4] = {{{', '.join(f'{EMU}from_bits<float>({bits(r)})' for r in c)}}}, __emu_d[4]; "
+            f"{EMU}ptx_mma({EMU}MmaType::{_MMA_TYPES[atype]}, {k}, __emu_a, __emu_b, __emu_c, __emu_d, __FILE__, __LINE__); "
+            + " ".join(f"{EMU}set_reg({o}, {EMU}reg_bits(__emu_d[{i}]));" for i, o in enumerate(outs)) + " }")
+
+
+def _ldmatrix(ins: _Instruction, m: re.Match[str]) -> str:
+    n = int(m["n"])
+    if len(ins.args) != 2:
+        raise ins.fail()
+    outs = [ins.operand(ref, output=True).expr for ref in ins.vector(ins.args[0], n)]
+    return (f"{{ uint32_t __emu_r[4]; {EMU}ptx_ldmatrix({n}, {'true' if m['trans'] else 'false'}, "
+            f"{ins.address(ins.args[1])}, __emu_r, __FILE__, __LINE__); "
+            + " ".join(f"{EMU}set_reg({o}, __emu_r[{i}]);" for i, o in enumerate(outs)) + " }")
+
+
+def _cp_async(ins: _Instruction, m: re.Match[str]) -> str:
+    if len(ins.args) not in (3, 4):
+        raise ins.fail()
+    dst, src, size = ins.address(ins.args[0]), ins.address(ins.args[1]), ins.value(ins.args[2])
+    src_size = ins.value(ins.args[3]) if len(ins.args) == 4 else size
+    return (f"{EMU}ptx_cp_async({'true' if m['level'] == 'cg' else 'false'}, {dst}, {src}, "
+            f"(long long){size}, (long long){src_size}, __FILE__, __LINE__);")
+
+
+def _instruction(text: str, operands: list[Operand]) -> str:
+    ins = _Instruction(text, operands)
+    op = ins.opcode
+    if m := _MUFU.fullmatch(op):
+        return _mufu(ins, m["op"])
+    if m := _MMA.fullmatch(op):
+        return _mma(ins, m)
+    if m := _LDMATRIX.fullmatch(op):
+        return _ldmatrix(ins, m)
+    if m := _CP_ASYNC.fullmatch(op):
+        return _cp_async(ins, m)
+    if op == "cvt.rna.tf32.f32" and len(ins.args) == 2:
+        out, value = ins.operand(ins.args[0], output=True), ins.operand(ins.args[1], output=False)
+        return (f"{EMU}set_reg({out.expr}, {EMU}reg_bits({EMU}round_to_tf32("
+                f"{EMU}from_bits<float>({EMU}reg_bits({value.expr})))));")
+    if op == "cp.async.commit_group" and not ins.args:
+        return f"{EMU}async_commit();"
+    if op == "cp.async.wait_group" and len(ins.args) == 1:
+        return f'{EMU}async_wait((long long){ins.value(ins.args[0])}, "cp.async.wait_group");'
+    if op == "cp.async.wait_all" and not ins.args:
+        return f"{EMU}async_wait_all();"
+    raise ins.fail()
+
+
+@dataclass
+class Rewrite:
+    start: int
+    end: int
+    text: str
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def asm_rewrites(source: str, code: str, filename: str) -> list[Rewrite]:
+    """Rewrites of the asm statements of `source` (`code`: the same text with
+    comments and literals blanked). Raises UnsupportedFeature for a parsed
+    statement with an instruction emu does not execute."""
+    rewrites = []
+    for m in ASM_START.finditer(code):
+        open_paren = m.end() - 1
+        close = _find_closing_paren(code, open_paren + 1)
+        if close < 0:
+            continue
+        # a #define's line continuations read as blanks (same length: offsets agree)
+        raw = source[open_paren + 1:close].replace("\\\n", "  ")
+        blank = code[open_paren + 1:close].replace("\\\n", "  ")
+        sections = _split_top(blank, raw, ":")
+        blanks = _split_top(blank, blank, ":")
+        template = _template_text(sections[0])
+        if template is None or len(sections) > 4:
+            continue  # not parsed: check_supported refuses it
+        outputs = _operands(sections[1], blanks[1], True) if len(sections) > 1 else []
+        inputs = _operands(sections[2], blanks[2], False) if len(sections) > 2 else []
+        if outputs is None or inputs is None:
+            continue
+        operands = outputs + inputs
+        statements = []
+        try:
+            for text in template.split(";"):
+                text = " ".join(text.split())
+                if text:
+                    statements.append(_instruction(text, operands))
+        except _Unsupported as e:
+            raise UnsupportedFeature(
+                f"not supported on emu: inline PTX assembly (asm): {e} at {filename}:{_line_of(source, m.start())}"
+            ) from None
+        if not statements:
+            continue
+        spanned = source[m.start():close + 1]
+        newline = "\\\n" if "\\\n" in spanned else "\n"  # inside a #define, lines continue
+        text = f"[&]() {{ {' '.join(statements)} }}()" + newline * spanned.count("\n")
+        rewrites.append(Rewrite(m.start(), close + 1, text))
+    return rewrites

@@ -1,0 +1,306 @@
+// Tensor-core and asynchronous-copy surface: the runtime side of the inline
+// PTX the translator (ptx.py) rewrites, plus shared-window addresses and the
+// cuda_pipeline primitives. WMMA (nvcuda::wmma) lives in emu_wmma.h and
+// uses the warp exchange defined here.
+//
+// Warp-synchronous ops (mma.sync, ldmatrix, wmma::mma_sync) read registers of
+// every lane of the warp. Each lane deposits its operands in its slot of the
+// warp's exchange table and waits at a Coll::Tensor collective (the mechanism
+// of __syncwarp: all 32 lanes must arrive, else the launch reports it); then
+// each lane computes its own results from the table, and a second collective
+// keeps the table alive until every lane has read it.
+//
+// Numerics (the tensor-core model): operands are exact in their type (f16 and
+// bf16 as stored; tf32 takes the upper 19 bits of the 32-bit register, the low
+// 13 mantissa bits are ignored as the hardware does, so feeding raw float32
+// bits truncates while __float_to_tf32 / cvt.rna rounds to nearest, ties
+// away); products are exact; one instruction's k products and c are summed in
+// double and rounded once to float32. Hardware adds with truncated alignment,
+// so the last bit of a float32 result can differ from an H200's; the input
+// rounding and the float32 accumulation across instructions are reproduced.
+#pragma once
+#include <stdint.h>
+#include <string.h>
+
+#include <vector>
+
+#include "emu_core.h"
+#include "emu_half.h"
+
+namespace harness_emu {
+
+// ---- Shared-window addresses ----------------------------------------------
+// A shared-state address (what __cvta_generic_to_shared returns and .shared
+// PTX operands take) is a 32-bit offset from dyn_smem; __shared__ variables
+// are statics of the same library, so every one is within +-2 GiB of it.
+inline uint32_t shared_address_of(const void* p, const char* file, int line) {
+  int64_t off = (int64_t)((const char*)p - (const char*)dyn_smem);
+  if (off < INT32_MIN || off > INT32_MAX)
+    fail("__cvta_generic_to_shared at %s:%d: %p is not a shared-memory address", base_name(file), line, p);
+  return (uint32_t)(int32_t)off;
+}
+inline void* shared_pointer(uint64_t addr, const char* what, const char* file, int line) {
+  if (addr > 0xffffffffull) {
+    fail("%s at %s:%d: operand 0x%llx is not a shared-state address (a generic pointer? convert it with "
+         "__cvta_generic_to_shared)", what, base_name(file), line, (unsigned long long)addr);
+    return nullptr;
+  }
+  return (char*)dyn_smem + (int32_t)(uint32_t)addr;
+}
+
+// ---- Warp exchange -----------------------------------------------------------
+struct WarpSlot {
+  uint32_t reg[8];
+  const void* ptr[2];
+};
+HARNESS_EMU_HIDDEN inline WarpSlot warp_slots[32][32];  // [warp of the block][lane]
+
+inline int warp_of(const Thread* t) { return (int)((t - g.threads.data()) / 32); }
+
+// Every lane of the warp must arrive; false (and the launch's error) if not.
+inline bool tensor_rendezvous(const char* what, const char* file, int line) {
+  Thread* t = current_thread(what);
+  unsigned arrived = (unsigned)collective(Coll::Tensor, 0xffffffffu, 0, 0, 32, 1, file, line);
+  if (arrived == 0xffffffffu) return true;
+  if (t->lane == __builtin_ctz(arrived))
+    fail("%s at %s:%d in kernel %s: needs all 32 lanes of warp %d in block (%u,%u,%u), but lanes 0x%08x exited "
+         "or are outside the block", what, base_name(file), line, g.launch->name, warp_of(t), blockIdx.x,
+         blockIdx.y, blockIdx.z, ~arrived);
+  return false;
+}
+inline void tensor_release(const char* what, const char* file, int line) {
+  (void)what;
+  collective(Coll::Tensor, 0xffffffffu, 0, 0, 32, 1, file, line);
+}
+inline WarpSlot* my_warp_slots() { return warp_slots[warp_of(g.cur)]; }
+
+// ---- Operand values ----------------------------------------------------------
+inline float tf32_operand(uint32_t bits) {  // the tensor core reads the upper 19 bits
+  return from_bits<float>(bits & 0xffffe000u);
+}
+inline float round_to_tf32(float x) {  // cvt.rna.tf32.f32: nearest, ties away from zero
+  uint32_t b = to_bits(x) & 0xffffffffu;
+  if ((b & 0x7f800000u) != 0x7f800000u) b += 0x1000u;
+  return from_bits<float>(b & 0xffffe000u);
+}
+template <class T>
+inline uint32_t reg_bits(const T& v) {
+  static_assert(sizeof(T) == 4, "an inline PTX register operand of mma/ldmatrix/cp.async must be 32 bits");
+  uint32_t b;
+  memcpy(&b, &v, 4);
+  return b;
+}
+template <class T>
+inline void set_reg(T& dst, uint32_t bits) {
+  static_assert(sizeof(T) == 4, "an inline PTX register operand of mma/ldmatrix must be 32 bits");
+  memcpy(&dst, &bits, 4);
+}
+template <class T>
+inline uint64_t addr_operand(const T& v) {  // "r" (32-bit) or "l" (64-bit) address operands
+  if constexpr (sizeof(T) == 8) { uint64_t b; memcpy(&b, &v, 8); return b; }
+  else { static_assert(sizeof(T) == 4, "an address operand must be 32 or 64 bits"); uint32_t b; memcpy(&b, &v, 4); return b; }
+}
+
+// ---- mma.sync.aligned.{m16n8k8,m16n8k16,m16n8k4}.row.col.f32.X.X.f32 ---------
+enum class MmaType : uint8_t { F16, BF16, TF32 };
+
+// Row/col of element i of lane `lane`'s A, B and C fragments (PTX ISA, "Matrix
+// Fragments for mma.m16n8k*"); g = groupID, t = threadID_in_group.
+inline void mma_a_coord(MmaType ty, int k, int lane, int i, int& r, int& c) {
+  int g = lane >> 2, t = lane & 3;
+  if (ty == MmaType::TF32) {
+    if (k == 4) { r = g + 8 * i; c = t; }                         // a0, a1
+    else { r = g + 8 * (i & 1); c = t + 4 * (i >> 1); }            // m16n8k8: a0..a3
+  } else if (k == 8) { r = g + 8 * (i >> 1); c = 2 * t + (i & 1); }  // a0..a3
+  else { r = g + 8 * ((i >> 1) & 1); c = 2 * t + (i & 1) + 8 * (i >> 2); }  // m16n8k16: a0..a7
+}
+inline void mma_b_coord(MmaType ty, int k, int lane, int i, int& r, int& c) {
+  int g = lane >> 2, t = lane & 3;
+  c = g;
+  if (ty == MmaType::TF32) r = t + 4 * i;                         // b0 (k4), b0, b1 (k8)
+  else if (k == 8) r = 2 * t + i;                                 // b0, b1
+  else r = 2 * t + (i & 1) + 8 * (i >> 1);                        // m16n8k16: b0..b3
+}
+inline void mma_c_coord(int lane, int i, int& r, int& c) {
+  r = (lane >> 2) + 8 * (i >> 1);
+  c = 2 * (lane & 3) + (i & 1);
+}
+// Element i (in the low-to-high order of the PTX tables) of a lane's registers.
+inline float mma_element(MmaType ty, const uint32_t* regs, int i) {
+  if (ty == MmaType::TF32) return tf32_operand(regs[i]);
+  uint16_t h = (uint16_t)(regs[i >> 1] >> (16 * (i & 1)));
+  return ty == MmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+}
+
+inline void ptx_mma(MmaType ty, int k, const uint32_t* a, const uint32_t* b, const float* c, float* d,
+                    const char* file, int line) {
+  const char* what = "mma.sync.aligned (inline PTX)";
+  int per_reg = ty == MmaType::TF32 ? 1 : 2;
+  int na = 16 * k / 32, nb = 8 * k / 32;  // elements per lane
+  WarpSlot* slots = my_warp_slots();
+  WarpSlot& mine = slots[g.cur->lane];
+  for (int i = 0; i < na / per_reg; i++) mine.reg[i] = a[i];
+  for (int i = 0; i < nb / per_reg; i++) mine.reg[4 + i] = b[i];
+  if (!tensor_rendezvous(what, file, line)) return;
+  float A[16][16], B[16][8];
+  for (int l = 0; l < 32; l++) {
+    for (int i = 0; i < na; i++) {
+      int r, cc;
+      mma_a_coord(ty, k, l, i, r, cc);
+      A[r][cc] = mma_element(ty, slots[l].reg, i);
+    }
+    for (int i = 0; i < nb; i++) {
+      int r, cc;
+      mma_b_coord(ty, k, l, i, r, cc);
+      B[r][cc] = mma_element(ty, slots[l].reg + 4, i);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    int r, cc;
+    mma_c_coord(g.cur->lane, i, r, cc);
+    double s = c[i];
+    for (int kk = 0; kk < k; kk++) s += (double)A[r][kk] * (double)B[kk][cc];
+    d[i] = (float)s;
+  }
+  tensor_release(what, file, line);
+}
+
+// ---- ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared.b16 ----------------
+// Lanes 8i..8i+7 give the row addresses of matrix i; register i of lane l gets
+// row l/4, columns 2(l%4) and 2(l%4)+1 of matrix i (transposed with .trans).
+inline void ptx_ldmatrix(int count, bool trans, uint64_t addr, uint32_t* out, const char* file, int line) {
+  const char* what = trans ? "ldmatrix.sync.aligned.m8n8.trans (inline PTX)" : "ldmatrix.sync.aligned.m8n8 (inline PTX)";
+  WarpSlot* slots = my_warp_slots();
+  int lane = g.cur->lane;
+  const void* row = nullptr;
+  if (lane < 8 * count) {
+    row = shared_pointer(addr, what, file, line);
+    if (((uintptr_t)row & 15u) != 0) {
+      fail("%s at %s:%d in kernel %s: lane %d's row address is not 16-byte aligned", what, base_name(file), line,
+           g.launch->name, lane);
+      row = nullptr;
+    }
+  }
+  slots[lane].ptr[0] = row;
+  if (!tensor_rendezvous(what, file, line)) return;
+  for (int m = 0; m < count; m++) {
+    uint16_t e[2] = {0, 0};
+    for (int j = 0; j < 2; j++) {
+      int src_row = trans ? 2 * (lane & 3) + j : lane >> 2;
+      int col = trans ? lane >> 2 : 2 * (lane & 3) + j;
+      const uint16_t* p = (const uint16_t*)slots[8 * m + src_row].ptr[0];
+      if (p) e[j] = p[col];
+    }
+    out[m] = (uint32_t)e[0] | (uint32_t)e[1] << 16;
+  }
+  tensor_release(what, file, line);
+}
+
+// ---- cp.async ----------------------------------------------------------------
+// Copies are issued per thread: the source is read when the copy is issued,
+// the destination written when a wait covers its group (cp.async.wait_group N
+// completes all committed groups but the newest N; wait_all commits and
+// completes everything). Until then shared memory keeps its old contents, so a
+// kernel that reads before waiting sees stale data, as it may on a GPU.
+struct AsyncCopy {
+  void* dst;
+  uint8_t data[16];
+  int bytes;
+};
+struct AsyncQueue {
+  uint64_t block = 0;
+  std::vector<AsyncCopy> open;                 // not yet committed
+  std::vector<std::vector<AsyncCopy>> groups;  // committed, oldest first
+};
+HARNESS_EMU_HIDDEN inline std::vector<AsyncQueue> async_queues;
+
+inline AsyncQueue& my_async_queue() {
+  size_t i = (size_t)(g.cur - g.threads.data());
+  if (async_queues.size() < g.threads.size()) async_queues.resize(g.threads.size());
+  AsyncQueue& q = async_queues[i];
+  if (q.block != g.block_serial) {  // left over from a block that ended without waiting: dropped
+    q.block = g.block_serial;
+    q.open.clear();
+    q.groups.clear();
+  }
+  return q;
+}
+
+inline void async_copy(void* dst, const void* src, int bytes, int src_bytes, const char* what, const char* file, int line) {
+  current_thread(what);
+  if (!dst) return;
+  if (((uintptr_t)dst % (uintptr_t)bytes) != 0 || (src_bytes > 0 && ((uintptr_t)src % (uintptr_t)bytes) != 0)) {
+    fail("%s at %s:%d in kernel %s: addresses %p (shared) and %p (global) must be aligned to the copy size %d",
+         what, base_name(file), line, g.launch->name, dst, src, bytes);
+    return;
+  }
+  if (src_bytes < 0 || src_bytes > bytes) {
+    fail("%s at %s:%d in kernel %s: source size %d is outside [0, %d]", what, base_name(file), line, g.launch->name,
+         src_bytes, bytes);
+    return;
+  }
+  AsyncCopy c;
+  c.dst = dst;
+  c.bytes = bytes;
+  memset(c.data, 0, sizeof c.data);  // bytes past src_bytes are zero-filled
+  if (src_bytes > 0) memcpy(c.data, src, (size_t)src_bytes);
+  my_async_queue().open.push_back(c);
+}
+
+inline void ptx_cp_async(bool cg, uint64_t dst_addr, uint64_t src_addr, long long bytes, long long src_bytes,
+                         const char* file, int line) {
+  const char* what = cg ? "cp.async.cg (inline PTX)" : "cp.async.ca (inline PTX)";
+  if (cg ? bytes != 16 : (bytes != 4 && bytes != 8 && bytes != 16)) {
+    fail("%s at %s:%d: copy size %lld is not %s", what, base_name(file), line, bytes, cg ? "16" : "4, 8 or 16");
+    return;
+  }
+  async_copy(shared_pointer(dst_addr, what, file, line), (const void*)(uintptr_t)src_addr, (int)bytes,
+             src_bytes < 0 || src_bytes > bytes ? -1 : (int)src_bytes, what, file, line);
+}
+
+inline void async_commit() {
+  current_thread("cp.async.commit_group");
+  AsyncQueue& q = my_async_queue();
+  q.groups.push_back(std::move(q.open));
+  q.open.clear();
+}
+
+inline void async_wait(long long pending_allowed, const char* what) {
+  current_thread(what);
+  AsyncQueue& q = my_async_queue();
+  if (pending_allowed < 0) pending_allowed = 0;
+  while ((long long)q.groups.size() > pending_allowed) {
+    for (const AsyncCopy& c : q.groups.front()) memcpy(c.dst, c.data, (size_t)c.bytes);
+    q.groups.erase(q.groups.begin());
+  }
+}
+
+inline void async_wait_all() {
+  async_commit();
+  async_wait(0, "cp.async.wait_all");
+}
+
+}  // namespace harness_emu
+
+// ---- CUDA C surface ----------------------------------------------------------
+inline size_t __cvta_generic_to_shared(const void* p, HARNESS_EMU_SITE) {
+  return harness_emu::shared_address_of(p, file, line);
+}
+inline void* __cvta_shared_to_generic(size_t a, HARNESS_EMU_SITE) {
+  return harness_emu::shared_pointer(a, "__cvta_shared_to_generic", file, line);
+}
+
+// cuda_pipeline_primitives.h (dst is a generic pointer to shared memory).
+inline void __pipeline_memcpy_async(void* dst_shared, const void* src_global, size_t size_and_align,
+                                    size_t zfill = 0, HARNESS_EMU_SITE) {
+  if (size_and_align != 4 && size_and_align != 8 && size_and_align != 16) {
+    harness_emu::fail("__pipeline_memcpy_async at %s:%d: size %zu is not 4, 8 or 16", harness_emu::base_name(file),
+                      line, size_and_align);
+    return;
+  }
+  if (zfill > size_and_align) zfill = size_and_align;
+  harness_emu::async_copy(dst_shared, src_global, (int)size_and_align, (int)(size_and_align - zfill),
+                          "__pipeline_memcpy_async", file, line);
+}
+inline void __pipeline_commit() { harness_emu::async_commit(); }
+inline void __pipeline_wait_prior(size_t prior) { harness_emu::async_wait((long long)prior, "__pipeline_wait_prior"); }

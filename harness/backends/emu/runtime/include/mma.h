@@ -1,0 +1,3 @@
+// harness emu: nvcuda::wmma on the CPU (emu_wmma.h)
+#pragma once
+#include "emu_wmma.h"
