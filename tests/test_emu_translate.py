@@ -83,3 +83,20 @@ def test_special_function_ptx_becomes_the_host_function_on_its_line() -> None:
     assert "(s) = 1.0f / (r)" in out
     assert '// asm("ex2.approx.f32' in out  # comments are left alone
     assert out.count("\n") == src.count("\n")
+
+
+def test_noinline_qualifier_is_rewritten_and_the_gnu_spelling_left_to_gxx() -> None:
+    """nvcc's `__noinline__` keyword becomes the attribute in the solution's own
+    code only; inside an attribute it is GCC's spelling and stays (a header
+    macro would also rewrite libstdc++'s `__attribute__((__noinline__))`)."""
+    src = (
+        "#define MY_NOINLINE __noinline__\n"
+        "__device__ __noinline__ float f(float x) { return x; }\n"
+        "__attribute__((aligned(4), __noinline__)) static int g() { return 0; }\n"
+        "[[gnu::__noinline__]] static int h() { return 0; }\n"
+        "// __noinline__ in a comment\n"
+    )
+    out = body(src).splitlines()
+    assert out[0] == "#define MY_NOINLINE __attribute__((noinline))"
+    assert out[1] == "__device__ __attribute__((noinline)) float f(float x) { return x; }"
+    assert out[2:] == src.splitlines()[2:]

@@ -11,6 +11,8 @@ runtime header:
 * `extern __shared__ T name[];` -> a pointer into the per-launch dynamic
   shared memory buffer.
 * `static __shared__` -> `__shared__` (which the header turns into `static`).
+* the `__noinline__` qualifier -> `__attribute__((noinline))`: a keyword here,
+  as in nvcc, not a macro in the header (see NOINLINE).
 * inline PTX of one float32 special-function instruction with one input,
   `asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x))`, -> an assignment
   from the matching host function (MUFU_PTX). Any other asm is refused.
@@ -65,6 +67,15 @@ _MUFU_ASM = re.compile(
     r"\"\s*(?P<op>\w+)\.approx(?:\.ftz)?\.f32\s+%0\s*,\s*%1\s*;?\s*\"\s*"
     r":\s*\"=f\"\s*\("
 )
+
+# `__noinline__` is the one CUDA qualifier that is also a reserved GNU spelling:
+# libstdc++ writes `__attribute__((__noinline__))` (<memory>, <future>, <regex>...),
+# so a macro for it in the runtime header rewrites the standard library into
+# `__attribute__((__attribute__((noinline))))`. nvcc treats it as a keyword and
+# defines no macro; emu rewrites only the solution's own uses, and leaves the
+# GNU spelling inside `__attribute__((...))` and `[[...]]` to g++.
+NOINLINE = re.compile(r"\b__noinline__\b")
+ATTRIBUTE_OPEN = re.compile(r"\b__attribute__\s*\(\(|\[\[")
 
 _DECL_PART = r"(?:[\w:<>,\s*]|__align__\s*\(\s*\w+\s*\)|alignas\s*\(\s*\w+\s*\)|__attribute__\s*\(\([^;{}]*?\)\))"
 EXTERN_SHARED = re.compile(rf"\bextern\s+({_DECL_PART}*?)\b__shared__\b({_DECL_PART}*?)\[\s*\]\s*;")
@@ -284,6 +295,18 @@ def _mufu_asm_edits(source: str, code: str) -> list[Edit]:
     return edits
 
 
+def _noinline_edits(code: str) -> list[Edit]:
+    attributes = []
+    for m in ATTRIBUTE_OPEN.finditer(code):
+        end = _find_closing(code, m.end(), "))" if m.group().startswith("__attribute__") else "]]")
+        attributes.append((m.start(), end if end >= 0 else len(code)))
+    return [
+        Edit(m.start(), m.end(), "__attribute__((noinline))")
+        for m in NOINLINE.finditer(code)
+        if not any(start < m.start() < end for start, end in attributes)
+    ]
+
+
 def _apply(source: str, edits: list[Edit]) -> str:
     out: list[str] = []
     last = 0
@@ -303,6 +326,6 @@ def translate(source: str, filename: str) -> str:
     source = _apply(source, _mufu_asm_edits(source, blank_comments_and_strings(source)))
     code = blank_comments_and_strings(source)
     check_supported(code, source, filename)
-    edits = sorted(_launch_edits(code, source, filename) + _shared_edits(code, source), key=lambda e: e.start)
+    edits = _launch_edits(code, source, filename) + _shared_edits(code, source) + _noinline_edits(code)
     escaped = filename.replace("\\", "\\\\").replace('"', '\\"')
     return f'#line 1 "{escaped}"\n' + _apply(source, edits)
