@@ -296,7 +296,7 @@ def _mufu_asm_edits(source: str, code: str) -> list[Edit]:
 
 
 def _noinline_edits(code: str) -> list[Edit]:
-    attributes = []
+    attributes: list[tuple[int, int]] = []  # spans of __attribute__((...)) and [[...]]
     for m in ATTRIBUTE_OPEN.finditer(code):
         end = _find_closing(code, m.end(), "))" if m.group().startswith("__attribute__") else "]]")
         attributes.append((m.start(), end if end >= 0 else len(code)))
