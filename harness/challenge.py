@@ -181,17 +181,35 @@ class Challenge:
         return module
 
 
+# challenges/, reference/ and solutions/ as a wheel ships them (setup.py copies
+# them there); absent in a checkout and in an editable install.
+PACKAGED_DATA = Path(__file__).resolve().parent / "_data"
+# The checkout an editable install (`make install`) imports this package from.
+SOURCE_CHECKOUT = Path(__file__).resolve().parents[1]
+
+
 def repository_root() -> Path:
-    """Where challenges/, solutions/ and reference/ live: $HARNESS_ROOT, else the
-    nearest folder above the working directory that has challenges/, else the
-    checkout this package was installed from."""
+    """Where challenges/, solutions/ and reference/ live, the first of:
+    $HARNESS_ROOT (an explicit choice); the nearest folder at or above the
+    working directory that has challenges/ (a checkout you work in, so your
+    edits count); the copy shipped in an installed package; the checkout an
+    editable install runs from."""
     if os.environ.get("HARNESS_ROOT"):
-        return Path(os.environ["HARNESS_ROOT"]).resolve()
+        root = Path(os.environ["HARNESS_ROOT"]).resolve()
+        if not (root / "challenges").is_dir():
+            raise ChallengeError(f"HARNESS_ROOT={os.environ['HARNESS_ROOT']} has no challenges/ folder")
+        return root
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
         if (folder / "challenges").is_dir():
             return folder
-    return Path(__file__).resolve().parents[1]
+    for root in (PACKAGED_DATA, SOURCE_CHECKOUT):
+        if (root / "challenges").is_dir():
+            return root
+    raise ChallengeError(
+        f"no challenges/ folder at or above {here}, nor in the installed package "
+        f"{PACKAGED_DATA.parent}: set HARNESS_ROOT to a checkout of harness"
+    )
 
 
 def challenge_names(root: Path | None = None) -> list[str]:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import harness.challenge as model
 from harness.build.signature import check_signature
-from harness.challenge import Difficulty, Tolerance, challenge_names, load_challenge, select_challenges
+from harness.challenge import Difficulty, Tolerance, challenge_names, load_challenge, repository_root, select_challenges
 from harness.errors import ChallengeError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,3 +118,41 @@ def test_list_orders_by_difficulty_and_filters_by_difficulty_and_topic():
     assert {c.name for c in scans} >= {"ssm_selective_scan", "mamba3_scan"}
     assert all("scan" in c.topics for c in scans)
     assert select_challenges(challenges, topic="no-such-topic") == []
+
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    """Candidate roots, each with a challenges/ folder, and the working directory
+    a practice folder inside the first: which of them repository_root picks."""
+    made = {}
+    for name in ("env", "checkout_above", "packaged", "source"):
+        (tmp_path / name / "challenges").mkdir(parents=True)
+        made[name] = tmp_path / name
+    practice = made["checkout_above"] / "practice" / "deeper"
+    practice.mkdir(parents=True)
+    monkeypatch.chdir(practice)
+    monkeypatch.delenv("HARNESS_ROOT")
+    monkeypatch.setattr(model, "PACKAGED_DATA", made["packaged"])
+    monkeypatch.setattr(model, "SOURCE_CHECKOUT", made["source"])
+    assert not any((p / "challenges").is_dir() for p in tmp_path.parents)
+    return made
+
+
+def test_root_precedence_env_then_checkout_above_then_package_then_source(roots, monkeypatch):
+    monkeypatch.setenv("HARNESS_ROOT", str(roots["env"]))
+    assert repository_root() == roots["env"]
+    monkeypatch.delenv("HARNESS_ROOT")
+    assert repository_root() == roots["checkout_above"]
+    shutil.rmtree(roots["checkout_above"] / "challenges")
+    assert repository_root() == roots["packaged"]
+    shutil.rmtree(roots["packaged"] / "challenges")
+    assert repository_root() == roots["source"]
+    shutil.rmtree(roots["source"] / "challenges")
+    with pytest.raises(ChallengeError, match=r"no challenges/ folder at or above .*set HARNESS_ROOT"):
+        repository_root()
+
+
+def test_harness_root_without_challenges_is_a_clear_error(roots, monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_ROOT", str(tmp_path / "nowhere"))
+    with pytest.raises(ChallengeError, match=r"HARNESS_ROOT=.*nowhere has no challenges/ folder"):
+        repository_root()

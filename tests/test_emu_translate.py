@@ -118,3 +118,20 @@ def test_tensor_core_ptx_becomes_runtime_calls_on_its_first_line() -> None:
     assert "::harness_emu::ptx_cp_async(true, ::harness_emu::addr_operand(s), ::harness_emu::addr_operand(g), " \
            "(long long)(16), (long long)(16), __FILE__, __LINE__);" in lines[7]
     assert '::harness_emu::async_wait((long long)(1), "cp.async.wait_group");' in lines[8]
+
+
+def test_noinline_qualifier_is_rewritten_and_the_gnu_spelling_left_to_gxx() -> None:
+    """nvcc's `__noinline__` keyword becomes the attribute in the solution's own
+    code only; inside an attribute it is GCC's spelling and stays (a header
+    macro would also rewrite libstdc++'s `__attribute__((__noinline__))`)."""
+    src = (
+        "#define MY_NOINLINE __noinline__\n"
+        "__device__ __noinline__ float f(float x) { return x; }\n"
+        "__attribute__((aligned(4), __noinline__)) static int g() { return 0; }\n"
+        "[[gnu::__noinline__]] static int h() { return 0; }\n"
+        "// __noinline__ in a comment\n"
+    )
+    out = body(src).splitlines()
+    assert out[0] == "#define MY_NOINLINE __attribute__((noinline))"
+    assert out[1] == "__device__ __attribute__((noinline)) float f(float x) { return x; }"
+    assert out[2:] == src.splitlines()[2:]

@@ -13,6 +13,8 @@ runtime header:
 * `static __shared__` -> `__shared__` (which the header turns into `static`).
 * inline PTX: special-function instructions, mma.sync, ldmatrix and cp.async
   become calls into the runtime (ptx.py); any other asm is refused.
+* the `__noinline__` qualifier -> `__attribute__((noinline))`: a keyword here,
+  as in nvcc, not a macro in the header (see NOINLINE).
 
 Features emu cannot execute raise UnsupportedFeature with file:line.
 """
@@ -55,6 +57,15 @@ UNSUPPORTED_INCLUDES = [
     (re.compile(r"^\s*#\s*include\s*[<\"](?:cublas|cudnn|cufft|curand|cusparse|cusolver|nccl)\w*\.h[>\"]", re.M),
      "CUDA libraries (cuBLAS, cuDNN, cuFFT, cuRAND...)"),
 ]
+
+# `__noinline__` is the one CUDA qualifier that is also a reserved GNU spelling:
+# libstdc++ writes `__attribute__((__noinline__))` (<memory>, <future>, <regex>...),
+# so a macro for it in the runtime header rewrites the standard library into
+# `__attribute__((__attribute__((noinline))))`. nvcc treats it as a keyword and
+# defines no macro; emu rewrites only the solution's own uses, and leaves the
+# GNU spelling inside `__attribute__((...))` and `[[...]]` to g++.
+NOINLINE = re.compile(r"\b__noinline__\b")
+ATTRIBUTE_OPEN = re.compile(r"\b__attribute__\s*\(\(|\[\[")
 
 _DECL_PART = r"(?:[\w:<>,\s*]|__align__\s*\(\s*\w+\s*\)|alignas\s*\(\s*\w+\s*\)|__attribute__\s*\(\([^;{}]*?\)\))"
 EXTERN_SHARED = re.compile(rf"\bextern\s+({_DECL_PART}*?)\b__shared__\b({_DECL_PART}*?)\[\s*\]\s*;")
@@ -251,6 +262,18 @@ def _shared_edits(code: str, raw: str) -> list[Edit]:
     return edits
 
 
+def _noinline_edits(code: str) -> list[Edit]:
+    attributes: list[tuple[int, int]] = []  # spans of __attribute__((...)) and [[...]]
+    for m in ATTRIBUTE_OPEN.finditer(code):
+        end = _find_closing(code, m.end(), "))" if m.group().startswith("__attribute__") else "]]")
+        attributes.append((m.start(), end if end >= 0 else len(code)))
+    return [
+        Edit(m.start(), m.end(), "__attribute__((noinline))")
+        for m in NOINLINE.finditer(code)
+        if not any(start < m.start() < end for start, end in attributes)
+    ]
+
+
 def _apply(source: str, edits: list[Edit]) -> str:
     out: list[str] = []
     last = 0
@@ -271,6 +294,6 @@ def translate(source: str, filename: str) -> str:
     source = _apply(source, [Edit(r.start, r.end, r.text) for r in asm])
     code = blank_comments_and_strings(source)
     check_supported(code, source, filename)
-    edits = sorted(_launch_edits(code, source, filename) + _shared_edits(code, source), key=lambda e: e.start)
+    edits = _launch_edits(code, source, filename) + _shared_edits(code, source) + _noinline_edits(code)
     escaped = filename.replace("\\", "\\\\").replace('"', '\\"')
     return f'#line 1 "{escaped}"\n' + _apply(source, edits)

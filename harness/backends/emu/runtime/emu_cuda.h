@@ -24,7 +24,9 @@
 // Execution-space and memory-space qualifiers. __shared__ variables become
 // function-local statics: blocks run one at a time, so a static is exactly
 // "one per block, shared by its threads". The translator rewrites
-// `extern __shared__` and drops a `static` next to __shared__.
+// `extern __shared__` and drops a `static` next to __shared__. No macro for
+// __noinline__: it is also the GNU attribute spelling libstdc++ uses
+// (`__attribute__((__noinline__))`), so the translator rewrites it instead.
 #define __global__
 #define __device__
 #define __host__
@@ -33,7 +35,6 @@
 #define __shared__ static
 #define __grid_constant__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
 #define __inline_hint__
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
