@@ -214,3 +214,14 @@ def test_reports_are_strict_json_even_for_nan_outputs():
     record = {"comparisons": [{"max_abs_error": float("inf"), "rel_l2_error": float("nan"), "worst_ratio": None, "total": 4}]}
     text = json.dumps(document.strict_json(record), allow_nan=False)  # raises on inf or NaN
     assert json.loads(text)["comparisons"][0] == {"max_abs_error": None, "rel_l2_error": None, "worst_ratio": None, "total": 4}
+
+
+def test_the_schema_lists_every_reason_and_stop_reason():
+    from harness.results import Reason
+    from harness.timing.loop import StopReason
+
+    schema = json.loads(document.SCHEMA_PATH.read_text())
+    result = schema["properties"]["results"]["items"]["properties"]
+    assert set(result["reason"]["enum"]) == {r.value for r in Reason} | {None}
+    assert set(result["tests"]["items"]["properties"]["reason"]["enum"]) == {r.value for r in Reason} | {None}
+    assert set(result["timing"]["properties"]["stop_reason"]["enum"]) == {s.value for s in StopReason}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import document
 from harness.errors import ExitCode
 from harness.lifecycle import Cancellation, cancelling, run_process, Cancelled
 
@@ -103,6 +104,8 @@ def test_a_signal_stops_the_run_reports_what_finished_and_leaves_nothing(tmp_pat
     verdicts = {Path(r["solution"]).name: r["reason"] for r in report["results"]}
     assert verdicts == {"naive.cu": None, "hang.cu": "interrupted"}, err
     assert report["interrupted"] and not report["passed"]
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(report, json.loads(document.SCHEMA_PATH.read_text()))
     assert_nothing_left(processes, scratch)
 
 
