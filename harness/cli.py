@@ -25,7 +25,7 @@ from rich.table import Table
 from . import __version__
 from . import document
 from .backends import BACKENDS, Backend, parse_gpus, resolve_backend
-from .challenge import Challenge, challenge_names, load_challenge, repository_root
+from .challenge import challenge_names, load_challenge, repository_root
 from .compare import compare_reports, regressions
 from .discovery import SOLUTION_SUFFIXES, discover_solutions
 from .errors import ExitCode, HarnessError
@@ -346,9 +346,10 @@ def _print_leaderboards(evaluation: Evaluation, verbose: bool) -> None:
             show(line)
 
 
-def _items_for(challenge: Challenge, given: tuple[Path, ...]) -> list[Item]:
+def _items_for(name: str, given: tuple[Path, ...]) -> list[Item]:
     """The given files (relative to the working directory), or every solution
-    of the challenge plus its reference."""
+    of challenge NAME plus its reference."""
+    challenge = load_challenge(name)
     root = repository_root()
     if not given:
         paths = discover_solutions(challenge, root)
@@ -379,8 +380,7 @@ def run(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
     """Check and time solutions of NAME: the given files, or every file in
     solutions/NAME/ plus reference/NAME.cu. Prints a leaderboard; the
     reference is timed in the same run as the baseline."""
-    challenge = load_challenge(name)
-    _grade_and_report(_items_for(challenge, solutions), check=True, time=True, baselines=True, **settings)
+    _grade_and_report(_items_for(name, solutions), check=True, time=True, baselines=True, **settings)
 
 
 @cli.command()
@@ -391,8 +391,7 @@ def run(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
 @library_errors
 def check(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
     """Correctness only: the example and functional tests."""
-    challenge = load_challenge(name)
-    _grade_and_report(_items_for(challenge, solutions), check=True, time=False, baselines=False, **settings)
+    _grade_and_report(_items_for(name, solutions), check=True, time=False, baselines=False, **settings)
 
 
 @cli.command()
@@ -405,8 +404,7 @@ def check(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
 def bench(name: str, solutions: tuple[Path, ...], no_baseline: bool, **settings: Any) -> None:
     """Timing only (every timed call still verified), at the performance size.
     The reference solution is timed in the same run as the baseline."""
-    challenge = load_challenge(name)
-    _grade_and_report(_items_for(challenge, solutions), check=False, time=True, baselines=not no_baseline, **settings)
+    _grade_and_report(_items_for(name, solutions), check=False, time=True, baselines=not no_baseline, **settings)
 
 
 report_file = functools.partial(click.option, type=click.Path(path_type=Path), callback=writable_file, default=None)
