@@ -13,7 +13,7 @@ from harness.backends.python_solution import MissingPackage, array_kind, check_p
 from harness.challenge import load_challenge
 from harness.cli import cli
 from harness.errors import CompileError, ExitCode, MissingSymbol, SignatureMismatch
-from harness.runner import discover_solutions
+from harness.discovery import discover_solutions
 from harness.starters import python_starter
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Reading sanitizer reports into one line of a verdict: compute-sanitizer's
 three tools (logs in the shape they print on an H200) and AddressSanitizer's
-summary; and how the runner turns three tool runs into one verdict."""
+summary; and how sanitizer_runs turns three tool runs into one verdict."""
 
 from __future__ import annotations
 
