@@ -32,8 +32,10 @@ endif
 
 install: $(STAMP)
 
+# Without a GPU the run is emu's, which cannot run the Python solutions: say so
+# up front (--skip-python) rather than fail on them.
 run: $(STAMP)
-	$(VENV)/bin/harness run ssm_selective_scan
+	$(VENV)/bin/harness run ssm_selective_scan $(if $(HAVE_GPU),,--skip-python)
 
 test: $(STAMP)
 	$(PYTHON) -m pytest -q

@@ -11,10 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .challenge import Challenge
+from .challenge import DTYPES, Challenge
 from .validation import Comparison, GuardedArray, compare
-
-NUMPY_NAMES = {"float32": "float32", "int32": "int32"}
 
 
 @dataclass
@@ -34,7 +32,7 @@ class CallSite:
         self.challenge = challenge
         self.sizes = sizes
         self.buffers = {
-            p.name: GuardedArray(xp, challenge.shape(p, sizes), getattr(xp, NUMPY_NAMES[p.dtype]))
+            p.name: GuardedArray(xp, challenge.shape(p, sizes), getattr(xp, DTYPES[p.dtype].array_name))
             for p in challenge.params
             if p.role != "size"
         }

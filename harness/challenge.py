@@ -29,7 +29,18 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROLES = ("input", "output", "size")
-DTYPES = {"float32": ("float", 4), "int32": ("int", 4)}
+
+
+@dataclass(frozen=True)
+class DType:
+    """An element type of solve()'s arrays: its C name, and its name in NumPy and CuPy."""
+
+    c_name: str
+    array_name: str
+
+
+# The one table of element types (the C signature, test data and the call buffers read it).
+DTYPES = {"float32": DType("float", "float32"), "int32": DType("int", "int32")}
 TEST_KINDS = ("example", "functional", "performance")
 TOPIC_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # lower-case words joined by hyphens: "shared-memory"
 
@@ -57,7 +68,7 @@ class Param:
     @property
     def c_type(self) -> str:
         """The C type solve() declares for this parameter."""
-        base = DTYPES[self.dtype][0]
+        base = DTYPES[self.dtype].c_name
         if self.role == "size":
             return base
         return f"const {base}*" if self.role == "input" else f"{base}*"

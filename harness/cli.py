@@ -2,47 +2,91 @@
 
 from __future__ import annotations
 
+import datetime
 import functools
+import io
 import json
 import os
+import re
 import shutil
 import sys
+import time
+import traceback
 from dataclasses import asdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markdown import Markdown
 from rich.table import Table
 
 from . import __version__
 from . import document
-from .backends import BACKENDS, gpu_snapshot, parse_gpus, resolve_backend
-from .build import nvcc
-from .challenge import Challenge, Difficulty, challenge_names, load_challenge, repository_root, select_challenges
+from .backends import BACKENDS, Backend, parse_gpus, resolve_backend
+from .challenge import Difficulty, challenge_names, load_challenge, repository_root, select_challenges
 from .compare import compare_reports, regressions
+from .discovery import SOLUTION_SUFFIXES, discover_solutions
 from .errors import ExitCode, HarnessError
+from .evaluation import Evaluation, evaluate
 from .github import annotations
-from .grading import Item, Shard, collect, grade, shard_of, with_baselines
+from .grading import Item, Shard, collect, shard_of
 from .junit import junit_xml
-from .report import failure_lines, format_time, leaderboard, timing_summary
-from .results import SolutionResult
-from .runner import Options, discover_solutions, label_of
-from .sanitizers import find_compute_sanitizer
+from .plan import make_plan
+from .report import failure_lines, format_time, leaderboard
 from .starters import LANGUAGES, python_starter
+from .testdata import cache_dir
 from .timing.criteria import CRITERIA
 from .timing.loop import Budget
 
-stdout = Console()
-if not stdout.is_terminal:
-    stdout = Console(width=200)  # logs and CI: rich would otherwise assume 80 columns
-stderr = Console(stderr=True)
+PIPED_WIDTH = 200  # columns for tables when stdout is not a terminal and COLUMNS is unset
+stderr = Console(stderr=True, highlight=False)
+
+
+def show(renderable: RenderableType | str) -> None:
+    """Print on stdout: at the terminal's width, or when piped at COLUMNS (else
+    PIPED_WIDTH) with no trailing spaces."""
+    console = Console(highlight=False)
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    buffer = Console(file=io.StringIO(), width=int(os.environ.get("COLUMNS", "0") or 0) or PIPED_WIDTH,
+                     color_system=None, highlight=False, soft_wrap=isinstance(renderable, str))
+    buffer.print(renderable, markup=False) if isinstance(renderable, str) else buffer.print(renderable)
+    text = buffer.file.getvalue()  # type: ignore[attr-defined]
+    click.echo("\n".join(line.rstrip() for line in text.splitlines()))
 
 
 class UsageFailure(click.ClickException):
     exit_code = ExitCode.USAGE
+
+
+class HarnessGroup(click.Group):
+    """A bug of the harness exits INTERNAL_ERROR with one line on stderr and
+    its traceback in a file, never as "a solution failed"."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(ExitCode.INTERRUPTED) from None
+        except Exception as error:  # noqa: BLE001 - the one place a harness bug is caught
+            saved = _save_traceback()
+            click.echo(f"harness: internal error (a bug of the harness, not of the solution): "
+                       f"{type(error).__name__}: {error}; traceback in {saved}", err=True)
+            raise click.exceptions.Exit(ExitCode.INTERNAL_ERROR) from None
+
+
+def _save_traceback() -> Path:
+    folder = cache_dir() / "internal-errors"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = folder / f"{stamp}-{os.getpid()}.txt"
+    path.write_text(f"harness {__version__}: {' '.join(sys.argv)}\n\n{traceback.format_exc()}")
+    return path
 
 
 def library_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -58,38 +102,71 @@ def library_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def writable_file(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """An output path, checked before any work: relative to the working
+    directory, in an existing folder we may write, and not a folder itself."""
+    if value is None:
+        return None
+    problem = output_problem(value)
+    if problem:
+        raise click.BadParameter(problem, ctx=ctx, param=param)
+    return value
+
+
+def output_problem(path: Path) -> str | None:
+    """Why `path` cannot be written as a file, or None."""
+    if path.is_dir():
+        return f"{path} is a folder"
+    parent = path.absolute().parent
+    existing = next(p for p in (parent, *parent.parents) if p.exists())
+    if not existing.is_dir():
+        return f"cannot write {path}: {existing} is a file, not a folder"
+    if existing != parent:
+        return f"cannot write {path}: its folder {parent} does not exist"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot write {path}: no permission to write in {parent}"
+    return None
+
+
 def json_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout instead of tables.")(command)
 
 
-def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("--backend", type=click.Choice(("auto", *BACKENDS)), default="auto", show_default=True, help="cuda: an NVIDIA GPU; emu: the CPU emulator (correctness only); auto: cuda when a GPU is visible."),
-        click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True, help="Seconds a solution may run (building excluded) before it is killed."),
-        click.option("--arch", default=None, help="nvcc target, e.g. sm_90 (default: read from the GPU)."),
-        click.option("--nvcc-flags", default="-O3", show_default=True, help="Flags passed to nvcc, space separated."),
-        click.option("--gpu", type=int, default=0, show_default=True, help="Index of the GPU to run on."),
-        click.option("--sanitize", is_flag=True, help="Correctness tests under a memory checker, no timing. cuda: compute-sanitizer memcheck, racecheck and initcheck in turn; emu: AddressSanitizer. Findings are reported with .cu file:line."),
-        json_option,
-    ]
+def _apply(options: list[Callable[..., Any]], command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    return _apply([
+        click.option("--backend", type=click.Choice(("auto", *BACKENDS)), default="auto", show_default=True, help="cuda: an NVIDIA GPU; emu: the CPU emulator (correctness only); auto: cuda when a GPU is visible."),
+        click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds any one test may run before the solution is killed (default: a limit derived from each test's size)."),
+        click.option("--arch", default=None, help="nvcc target, e.g. sm_90 (default: read from the GPU). cuda only."),
+        click.option("--nvcc-flags", default=None, help="Flags passed to nvcc, space separated (default: -O3). cuda only."),
+        click.option("--gpu", type=click.IntRange(0), default=None, help="Index of the GPU to run on (default: 0). cuda only."),
+        click.option("--sanitize", is_flag=True, help="Correctness tests under a memory checker, no timing. cuda: compute-sanitizer memcheck, racecheck and initcheck in turn; emu: AddressSanitizer. Findings are reported with .cu file:line."),
+        click.option("--skip-python", is_flag=True, help="Leave Python solutions out (they need the cuda backend); without it, a skipped solution counts as not passed."),
+        click.option("-v", "--verbose", is_flag=True, help="List every test of every solution, passed or not."),
+        json_option,
+    ], command)
 
 
 def timing_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("--budget", "budget_s", type=float, default=5.0, show_default=True, help="Seconds of timed calls per solution, once --min-samples are in."),
-        click.option("--min-samples", type=click.IntRange(1), default=5, show_default=True, help="Timed calls never fewer than this."),
-        click.option("--max-samples", type=click.IntRange(1), default=2000, show_default=True, help="Timed calls never more than this."),
-        click.option("--criterion", type=click.Choice(sorted(CRITERIA)), default="rse", show_default=True, help="When to stop: rse (relative standard error of the mean under 0.5%) or fixed (100 calls)."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    defaults = Budget()
+    return _apply([
+        click.option("--budget", "budget_s", type=click.FloatRange(min=0), default=None, help=f"Seconds of timed calls per solution, once --min-samples are in (default: {defaults.time_s:g})."),
+        click.option("--min-samples", type=click.IntRange(1), default=None, help=f"Timed calls never fewer than this (default: {defaults.min_samples})."),
+        click.option("--max-samples", type=click.IntRange(1), default=None, help=f"Timed calls never more than this (default: {defaults.max_samples})."),
+        click.option("--criterion", type=click.Choice(sorted(CRITERIA)), default=None, help="When to stop: rse (relative standard error of the mean under 0.5%, the default) or fixed (100 calls)."),
+    ], command)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def one_test_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--test", "only_test", default=None, metavar="NAME", help="Run only this test (names: `harness show NAME --json`).")(command)
+
+
+@click.group(cls=HarnessGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="harness")
 def cli() -> None:
     """Compile, validate and time GPU kernel solutions against float64 references."""
@@ -118,43 +195,109 @@ def list_command(difficulty: str | None, topic: str | None, as_json: bool) -> No
     for ch in challenges:
         perf = ch.tests_of("performance")[0]
         table.add_row(ch.name, ch.difficulty.value, ", ".join(ch.topics), ", ".join(f"{k}={v}" for k, v in perf.sizes.items()))
-    stdout.print(table)
+    show(table)
 
 
-@cli.command()
+_CODE = re.compile(r"(`+)(.+?)\1")
+_INTRAWORD_STAR = re.compile(r"(?<=[^\s*\\])\*(?=[^\s*])")
+
+
+def literal_math(markdown: str) -> str:
+    """Markdown whose products stay products: a `*` between two non-spaces
+    outside code (16*8192*2048) is escaped, so it never opens emphasis."""
+    lines, fenced = [], False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith("```"):
+            lines.append(line)
+            continue
+        pieces, last = [], 0
+        for code in _CODE.finditer(line):
+            pieces += [_INTRAWORD_STAR.sub(r"\\*", line[last:code.start()]), code.group(0)]
+            last = code.end()
+        lines.append("".join(pieces) + _INTRAWORD_STAR.sub(r"\\*", line[last:]))
+    return "\n".join(lines)
+
+
+@cli.command("show")
 @click.argument("name")
 @json_option
 @library_errors
-def show(name: str, as_json: bool) -> None:
+def show_command(name: str, as_json: bool) -> None:
     """Show a challenge: its spec, or with --json its metadata."""
     challenge = load_challenge(name)
     if as_json:
-        document = {**challenge.metadata, "signature": challenge.signature()}
-        click.echo(json.dumps(document, indent=2))
+        metadata = {**challenge.metadata, "signature": challenge.signature()}
+        click.echo(json.dumps(metadata, indent=2))
         return
-    stdout.print(Markdown(challenge.spec_path.read_text()))
+    show(Markdown(literal_math(challenge.spec_path.read_text())))
 
 
 @cli.command()
 @click.argument("name")
-@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("path", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
 @click.option("--lang", type=click.Choice(LANGUAGES), default=None, help="cuda (a .cu file), or a Python solution: cupy (RawModule kernels), triton or torch. Default: from PATH's suffix (.py: cupy).")
 @library_errors
 def init(name: str, path: Path, force: bool, lang: str | None) -> None:
-    """Write the starter solution of challenge NAME to PATH."""
+    """Write the starter solution of challenge NAME to PATH (relative to the working directory)."""
     challenge = load_challenge(name)
     language = lang or ("cupy" if path.suffix == ".py" else "cuda")
     if (language == "cuda") != (path.suffix == ".cu"):
         raise UsageFailure(f"a {language} solution needs a {'.cu' if language == 'cuda' else '.py'} file, not {path.name}")
     if path.exists() and not force:
         raise UsageFailure(f"{path} exists; use --force to overwrite it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if language == "cuda":
-        shutil.copyfile(challenge.starter_path, path)
-    else:
-        path.write_text(python_starter(challenge, language))
-    stderr.print(f"wrote {path}: fill in solve(), then `harness run {name} {path}`")
+    parent = path.absolute().parent
+    blocking = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise UsageFailure(f"cannot write {path}: {blocking} is a file, not a folder")
+    if path.is_dir():
+        raise UsageFailure(f"cannot write {path}: it is a folder")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        if language == "cuda":
+            shutil.copyfile(challenge.starter_path, path)
+        else:
+            path.write_text(python_starter(challenge, language))
+    except OSError as error:
+        raise UsageFailure(f"cannot write {path}: {error.strerror or error}") from None
+    stderr.print(f"wrote {path}: fill in solve(), then `harness run {name} {path}`", markup=False)
+
+
+class Progress:
+    """What the run is doing, with the time since it began: a spinner line on
+    a terminal, plain lines on stderr when it is not one."""
+
+    PIPED_TEST_LINES_S = 1.0  # piped, a "test t of T" line only this long after the last line
+
+    def __init__(self) -> None:
+        self.started = self.printed = time.monotonic()
+        self.text = "starting"
+        self.status = stderr.status(self) if stderr.is_terminal else None
+
+    def __rich__(self) -> str:
+        return f"[{self.elapsed()}] {self.text}"
+
+    def elapsed(self) -> str:
+        seconds = int(time.monotonic() - self.started)
+        return f"{seconds // 60}:{seconds % 60:02d}"
+
+    def __call__(self, text: str) -> None:
+        self.text = text
+        quiet = ", test " in text and time.monotonic() - self.printed < self.PIPED_TEST_LINES_S
+        if self.status is None and not quiet:
+            self.printed = time.monotonic()
+            click.echo(f"[{self.elapsed()}] {text}", err=True)
+
+    def __enter__(self) -> Progress:
+        if self.status is not None:
+            self.status.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status is not None:
+            self.status.stop()
 
 
 def _grade_and_report(
@@ -165,60 +308,34 @@ def _grade_and_report(
     baselines: bool,
     backend: str,
     as_json: bool,
+    verbose: bool,
     gpus: str | None = None,
     shard: Shard | None = None,
     report_path: Path | None = None,
     junit_path: Path | None = None,
-    **settings: Any,
+    **given: Any,
 ) -> None:
-    """The one path behind run, check, bench and grade: evaluate, then print,
-    write the report files, and exit with the documented code."""
+    """The one path behind run, check, bench and grade: plan, evaluate, then
+    print, write the report files, and exit with the documented code."""
     chosen, note = resolve_backend(backend)
     if note:
-        stderr.print(note)
-    if settings.get("sanitize"):
-        if not check:
-            raise UsageFailure("--sanitize runs the correctness tests: use it with run, check or grade")
-        if chosen == "cuda":
-            find_compute_sanitizer(nvcc.find_nvcc())  # missing: a set-up error before anything runs
-        if time:
-            stderr.print("--sanitize: correctness tests only, nothing is timed under a memory checker")
-        time = False
-    if chosen != "cuda" and time and not check:
-        raise UsageFailure("timing needs a GPU: the emu backend checks correctness only")
-    if chosen != "cuda" and time:
-        stderr.print("emu: correctness only, the performance-size test is skipped")
-    budget = Budget(settings.pop("min_samples", 5), settings.pop("max_samples", 2000), settings.pop("budget_s", 5.0))
-    options = Options(
-        backend=chosen,
-        check=check,
-        time=time and chosen == "cuda",
-        budget=budget,
-        nvcc_flags=tuple(settings.pop("nvcc_flags").split()),
-        **settings,
-    )
-    if chosen != "cuda":
-        python = [item for item in items if item.path.suffix == ".py"]
-        if python:
-            stderr.print(f"emu: skipping {len(python)} Python solution(s), which need CuPy and a GPU")
-            items = [item for item in items if item.path.suffix != ".py"]
-        if not items:
-            raise UsageFailure("nothing left to run on emu: Python solutions need the cuda backend")
-    gpu_list = parse_gpus(gpus) if gpus and chosen == "cuda" else [options.gpu]
+        stderr.print(note, markup=False)
+    if gpus is not None and chosen == Backend.CUDA:
+        given["gpus"] = parse_gpus(gpus)
+    elif gpus is not None:
+        given["gpus"] = gpus
+    notes: list[str] = []
+    plan = make_plan(chosen, check=check, time=time, given={**given, "baselines": baselines}, notes=notes)
+    for line in notes:
+        stderr.print(line, markup=False)
     root = repository_root()
-    if baselines and options.time:
-        items = with_baselines(items, root)
-    with stderr.status("starting") as status:
-
-        def progress(label: str, what: str) -> None:
-            status.update(f"{label}: {what}" if label else what)
-
-        challenges, graded = grade(items, options, root, gpu_list, progress)
-    report = _document(challenges, graded, options, root, shard)
+    with Progress() as progress:
+        evaluation = evaluate(items, plan, root, progress)
+    report = document.report_of(evaluation, (shard.index, shard.count) if shard else None)
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
-        _print_leaderboards(challenges, graded, chosen)
+        _print_leaderboards(evaluation, verbose)
     if report_path:
         report_path.write_text(json.dumps(report, indent=2) + "\n")
     if junit_path:
@@ -226,62 +343,37 @@ def _grade_and_report(
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in annotations(report):
             click.echo(line)
-    sys.exit(ExitCode.OK if report["passed"] else ExitCode.FAILED)
+    if evaluation.interrupted_by is not None:
+        stderr.print(f"interrupted: {sum(g.result.reason != 'interrupted' for g in evaluation.graded)} of {len(evaluation.graded)} solutions finished", markup=False)
+    sys.exit(evaluation.exit_code())
 
 
-def _print_leaderboards(
-    challenges: dict[str, Challenge], graded: list[tuple[Item, int, SolutionResult]], backend: str
-) -> None:
-    for name, challenge in challenges.items():
-        results = [result for item, _, result in graded if item.challenge == name]
-        stdout.print(leaderboard(challenge, results, backend))
-        for line in failure_lines(results):
-            stdout.print(line, markup=False, highlight=False, soft_wrap=True)
-        for result in results:
-            if result.reason == "compile_error":
-                stdout.print(f"{result.solution}:\n{result.message}", markup=False, highlight=False, soft_wrap=True)
+def _print_leaderboards(evaluation: Evaluation, verbose: bool) -> None:
+    for name, challenge in evaluation.challenges.items():
+        results = [g.result for g in evaluation.graded if g.item.challenge == name]
+        show(leaderboard(challenge, results, evaluation.plan.backend))
+        for line in failure_lines(results, verbose):
+            show(line)
 
 
-def _document(
-    challenges: dict[str, Challenge],
-    graded: list[tuple[Item, int, SolutionResult]],
-    options: Options,
-    root: Path,
-    shard: Shard | None,
-) -> dict[str, Any]:
-    medians = {
-        (item.challenge, gpu): summary.median
-        for item, gpu, result in graded
-        if result.is_reference and result.passed and (summary := timing_summary(result)) is not None
-    }
-    records = [
-        document.result_record(
-            item.challenge, result, root, gpu if options.backend == "cuda" else None, item.baseline,
-            medians.get((item.challenge, gpu)),
-        )
-        for item, gpu, result in graded
-    ]
-    nvcc_info = None
-    if options.backend == "cuda":
-        nvcc_info = {"version": nvcc.toolchain().version, "flags": list(options.nvcc_flags), "arch": options.arch}
-    gpus = gpu_snapshot() if options.backend == "cuda" else []
-    env = document.environment(options.backend, gpus, nvcc_info)
-    return document.build(list(challenges.values()), records, env, (shard.index, shard.count) if shard else None)
-
-
-def _items_for(challenge: Challenge, given: tuple[Path, ...]) -> list[Item]:
-    """The given files, or every solution of the challenge plus its reference."""
+def _items_for(name: str, given: tuple[Path, ...]) -> list[Item]:
+    """The given files (relative to the working directory), or every solution
+    of challenge NAME plus its reference."""
+    challenge = load_challenge(name)
     root = repository_root()
-    if given:
-        missing = [str(p) for p in given if not p.is_file()]
-        if missing:
-            raise UsageFailure("no such solution file: " + ", ".join(missing))
-        paths = list(given)
-    else:
+    if not given:
         paths = discover_solutions(challenge, root)
         if not paths:
             raise UsageFailure(f"no solutions found for {challenge.name}")
-    return [Item(challenge.name, Path(label_of(p, root))) for p in paths]
+        return [Item.of(challenge.name, p, root) for p in paths]
+    for path in given:
+        if path.is_dir():
+            raise UsageFailure(f"{path} is a folder: give solution files (.cu or .py), or grade a folder with `harness grade {path} --challenge {challenge.name}`")
+        if not path.exists():
+            raise UsageFailure(f"no such solution file: {path}")
+        if path.suffix not in SOLUTION_SUFFIXES:
+            raise UsageFailure(f"{path}: a solution is a .cu or .py file")
+    return [Item.of(challenge.name, p, root) for p in given]
 
 
 solution_paths = click.argument("solutions", nargs=-1, type=click.Path(path_type=Path))
@@ -292,24 +384,24 @@ solution_paths = click.argument("solutions", nargs=-1, type=click.Path(path_type
 @solution_paths
 @evaluation_options
 @timing_options
+@one_test_option
 @library_errors
 def run(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
     """Check and time solutions of NAME: the given files, or every file in
     solutions/NAME/ plus reference/NAME.cu. Prints a leaderboard; the
     reference is timed in the same run as the baseline."""
-    challenge = load_challenge(name)
-    _grade_and_report(_items_for(challenge, solutions), check=True, time=True, baselines=True, **settings)
+    _grade_and_report(_items_for(name, solutions), check=True, time=True, baselines=True, **settings)
 
 
 @cli.command()
 @click.argument("name")
 @solution_paths
 @evaluation_options
+@one_test_option
 @library_errors
 def check(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
     """Correctness only: the example and functional tests."""
-    challenge = load_challenge(name)
-    _grade_and_report(_items_for(challenge, solutions), check=True, time=False, baselines=False, **settings)
+    _grade_and_report(_items_for(name, solutions), check=True, time=False, baselines=False, **settings)
 
 
 @cli.command()
@@ -322,8 +414,10 @@ def check(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
 def bench(name: str, solutions: tuple[Path, ...], no_baseline: bool, **settings: Any) -> None:
     """Timing only (every timed call still verified), at the performance size.
     The reference solution is timed in the same run as the baseline."""
-    challenge = load_challenge(name)
-    _grade_and_report(_items_for(challenge, solutions), check=False, time=True, baselines=not no_baseline, **settings)
+    _grade_and_report(_items_for(name, solutions), check=False, time=True, baselines=not no_baseline, **settings)
+
+
+report_file = functools.partial(click.option, type=click.Path(path_type=Path), callback=writable_file, default=None)
 
 
 @cli.command("grade")
@@ -331,8 +425,8 @@ def bench(name: str, solutions: tuple[Path, ...], no_baseline: bool, **settings:
 @click.option("--challenge", "challenge_name", default=None, help="Grade every PATH against this challenge (default: each solution's folder name).")
 @click.option("--gpus", default=None, help="GPUs to grade on, one worker each: 'all' or indices like 0,1.")
 @click.option("--shard", "shard_text", default=None, help="K/N: grade only the K-th of N deterministic parts (merge the reports with `harness merge`).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write the versioned JSON report here.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write JUnit XML here.")
+@report_file("--report", "report_path", help="Write the versioned JSON report here.")
+@report_file("--junit", "junit_path", help="Write JUnit XML here.")
 @click.option("--no-timing", is_flag=True, help="Correctness only.")
 @evaluation_options
 @timing_options
@@ -355,16 +449,16 @@ def grade_command(
 
 @cli.command()
 @click.argument("reports", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Where to write the merged report.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write JUnit XML of the merged report.")
+@report_file("--output", "-o", "output", required=True, help="Where to write the merged report.")
+@report_file("--junit", "junit_path", help="Also write JUnit XML of the merged report.")
 @library_errors
 def merge(reports: tuple[Path, ...], output: Path, junit_path: Path | None) -> None:
     """Merge the reports of `grade --shard K/N` runs into one."""
-    merged = document.merge([document.load(p) for p in reports])
+    merged = document.merge([document.load(p) for p in reports], [str(p) for p in reports])
     output.write_text(json.dumps(merged, indent=2) + "\n")
     if junit_path:
         junit_path.write_text(junit_xml(merged))
-    stderr.print(f"merged {len(reports)} reports, {len(merged['results'])} results: {output}")
+    stderr.print(f"merged {len(reports)} reports, {len(merged['results'])} results: {output}", markup=False)
     sys.exit(ExitCode.OK if merged["passed"] else ExitCode.FAILED)
 
 
@@ -385,7 +479,7 @@ def compare_command(base: Path, new: Path, threshold: float, as_json: bool) -> N
         table = Table("solution", "status", "base median", "new median", "change", "noise")
         for change in changes:
             rel = change.relative_change
-            status = f"[red]{change.status}[/red]" if change in bad else change.status
+            status = f"[red]{change.status}[/red]" if change in bad else str(change.status)
             table.add_row(
                 change.key, status,
                 format_time(change.base_median_s) if change.base_median_s else "-",
@@ -393,7 +487,7 @@ def compare_command(base: Path, new: Path, threshold: float, as_json: bool) -> N
                 f"{rel * 100:+.1f}%" if rel is not None else "-",
                 f"{change.noise * 100:.1f}%" if change.noise is not None else "-",
             )
-        stdout.print(table)
+        show(table)
     sys.exit(ExitCode.FAILED if bad else ExitCode.OK)
 
 

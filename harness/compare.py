@@ -11,13 +11,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import TextEnum
 from .stats import summarize
+
+
+class ChangeStatus(TextEnum):
+    FASTER = "faster"
+    SLOWER = "slower"
+    SAME = "same"  # within the noise
+    NOW_FAILING = "now failing"
+    NOW_PASSING = "now passing"
+    NEW = "new"
+    GONE = "gone"
+    UNTIMED = "untimed"
 
 
 @dataclass(frozen=True)
 class Change:
     key: str
-    status: str  # faster, slower, same, now failing, now passing, new, gone, untimed
+    status: ChangeStatus
     base_median_s: float | None = None
     new_median_s: float | None = None
     noise: float | None = None  # relative
@@ -38,14 +50,14 @@ def _samples(record: dict[str, Any]) -> list[float]:
     return timing.get("gpu_time_s") or []
 
 
-def classify(base: list[float], new: list[float]) -> tuple[str, float, float, float]:
+def classify(base: list[float], new: list[float]) -> tuple[ChangeStatus, float, float, float]:
     """(status, base median, new median, noise) for two sample sets."""
     b, n = summarize(base), summarize(new)
     noise = max(b.cv, n.cv)
     change = n.median / b.median - 1
     if abs(change) <= noise:
-        return "same", b.median, n.median, noise
-    return ("slower" if change > 0 else "faster"), b.median, n.median, noise
+        return ChangeStatus.SAME, b.median, n.median, noise
+    return (ChangeStatus.SLOWER if change > 0 else ChangeStatus.FASTER), b.median, n.median, noise
 
 
 def compare_reports(base: dict[str, Any], new: dict[str, Any]) -> list[Change]:
@@ -53,18 +65,18 @@ def compare_reports(base: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     changes = []
     for key in sorted(before.keys() | after.keys()):
         if key not in after:
-            changes.append(Change(key, "gone"))
+            changes.append(Change(key, ChangeStatus.GONE))
         elif key not in before:
-            changes.append(Change(key, "new"))
+            changes.append(Change(key, ChangeStatus.NEW))
         elif before[key]["passed"] and not after[key]["passed"]:
-            changes.append(Change(key, "now failing"))
+            changes.append(Change(key, ChangeStatus.NOW_FAILING))
         elif not before[key]["passed"] and after[key]["passed"]:
-            changes.append(Change(key, "now passing"))
+            changes.append(Change(key, ChangeStatus.NOW_PASSING))
         elif _samples(before[key]) and _samples(after[key]):
             status, b, n, noise = classify(_samples(before[key]), _samples(after[key]))
             changes.append(Change(key, status, b, n, noise))
         else:
-            changes.append(Change(key, "untimed"))
+            changes.append(Change(key, ChangeStatus.UNTIMED))
     return changes
 
 
@@ -73,5 +85,5 @@ def regressions(changes: list[Change], threshold: float) -> list[Change]:
     return [
         c
         for c in changes
-        if c.status == "now failing" or (c.status == "slower" and (c.relative_change or 0.0) > threshold)
+        if c.status == ChangeStatus.NOW_FAILING or (c.status == ChangeStatus.SLOWER and (c.relative_change or 0.0) > threshold)
     ]

@@ -5,12 +5,27 @@ from __future__ import annotations
 import enum
 
 
+class TextEnum(str, enum.Enum):
+    """A closed set of names that reads and serialises as its plain text."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __hash__(self) -> int:  # equal to its text, so it finds (and is found by) the plain string in a dict
+        return str.__hash__(self)
+
+
 class ExitCode(enum.IntEnum):
     """Exit status of every `harness` command."""
 
     OK = 0  # everything asked for passed
     FAILED = 1  # at least one solution or test failed
     USAGE = 2  # bad arguments, missing tools or hardware, broken challenge
+    INTERNAL_ERROR = 3  # a bug of the harness itself (its traceback is saved to a file)
+    INTERRUPTED = 130  # Ctrl-C (SIGTERM and SIGHUP exit 128 + their number, as shells do)
 
 
 class HarnessError(Exception):

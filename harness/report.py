@@ -8,8 +8,12 @@ from __future__ import annotations
 from rich.table import Table
 
 from .challenge import Challenge
-from .results import REASONS, SolutionResult
+from .results import REASONS, Reason, SolutionResult, TestResult
 from .stats import Summary, summarize
+from .timing.loop import StopReason
+
+STDOUT_LINES = 10  # of a solution's own output shown under its verdict (the JSON has all of its tail)
+LINE_WIDTH = 160  # longer lines of that output are cut
 
 
 def timing_summary(result: SolutionResult) -> Summary | None:
@@ -19,6 +23,7 @@ def timing_summary(result: SolutionResult) -> Summary | None:
 
 
 def reference_median(results: list[SolutionResult]) -> float | None:
+    """The median of the passing reference among `results` (of one challenge on one GPU)."""
     for result in results:
         summary = timing_summary(result)
         if result.is_reference and result.passed and summary is not None:
@@ -39,11 +44,14 @@ def ranked(results: list[SolutionResult]) -> list[SolutionResult]:
 
 
 def failure_note(result: SolutionResult) -> str:
+    """The sentence of a failure and its message; a compiler's diagnostics in full (they are shown once)."""
     if result.passed:
         return ""
-    sentence = REASONS.get(result.reason or "", result.reason or "failed")
-    first_line = result.message.strip().splitlines()[0] if result.message.strip() else ""
-    return f"{sentence}: {first_line}" if first_line else sentence
+    sentence = REASONS[result.reason] if result.reason else "failed"
+    message = result.message.strip()
+    if result.reason != Reason.COMPILE_ERROR:
+        message = message.splitlines()[0] if message else ""
+    return f"{sentence}: {message}" if message else sentence
 
 
 def format_time(seconds: float) -> str:
@@ -80,17 +88,45 @@ def leaderboard(challenge: Challenge, results: list[SolutionResult], backend: st
     return table
 
 
-def failure_lines(results: list[SolutionResult]) -> list[str]:
-    """A sentence per failed solution, then notes a reader should not miss."""
+def failure_lines(results: list[SolutionResult], verbose: bool = False) -> list[str]:
+    """Under the table, per solution: the failure's sentence and the failing
+    tests by name (every test with -v), then its own output (trimmed) and
+    notes a reader should not miss."""
     lines = []
     for result in ranked(results):
         if not result.passed:
-            lines.append(f"{result.solution}: {failure_note(result)}")
-        if result.timing and result.timing.stop_reason == "time_budget":
+            first, *rest = failure_note(result).splitlines() or [""]
+            lines += [f"{result.solution}: {first}", *(f"  {line}" for line in rest)]
+        failing = [t.name for t in result.tests if not t.passed and t.reason != Reason.NOT_RUN]
+        if verbose:
+            lines.extend(f"  {test_line(t)}" for t in result.tests)
+        elif failing:
+            not_run = sum(t.reason == Reason.NOT_RUN for t in result.tests)
+            lines.append(f"  failed: {', '.join(failing)}" + (f" ({not_run} not run after it)" if not_run else ""))
+        lines.extend(_output_lines(result))
+        if result.timing and result.timing.stop_reason == StopReason.TIME_BUDGET:
             lines.append(f"{result.solution}: time budget reached after {len(result.timing.gpu_time_s)} timed calls")
-        if result.stdout_bytes > 64 * 1024:
-            lines.append(f"{result.solution}: printed {result.stdout_bytes / 1e6:.1f} MB on stdout")
     return lines
+
+
+def test_line(test: TestResult) -> str:
+    if test.passed:
+        return f"PASS {test.name} ({test.duration_s:.2f} s)"
+    first = test.message.strip().splitlines()[0] if test.message.strip() else ""
+    return f"{'FAIL' if test.reason != Reason.NOT_RUN else '----'} {test.name}: {test.reason}" + (f": {first}" if first else "")
+
+
+def _output_lines(result: SolutionResult) -> list[str]:
+    """The solution's stdout (device printf): its last lines, cut to LINE_WIDTH."""
+    text = result.stdout_tail.rstrip()
+    if not text:
+        return []
+    lines = text.splitlines()
+    shown = [line[:LINE_WIDTH] + (" ..." if len(line) > LINE_WIDTH else "") for line in lines[-STDOUT_LINES:]]
+    size = f"{result.stdout_bytes / 1e6:.1f} MB" if result.stdout_bytes >= 100_000 else f"{result.stdout_bytes} bytes"
+    cut = f", the last {len(shown)} lines" if len(lines) > len(shown) else ""
+    kept = "--json has all of it" if result.stdout_bytes <= len(result.stdout_tail.encode()) else f"--json has its last {len(result.stdout_tail.encode()) // 1024} KB"
+    return [f"{result.solution}: printed {size} on stdout{cut} ({kept}):", *(f"  | {line}" for line in shown)]
 
 
 def _figure(value: float) -> str:

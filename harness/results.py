@@ -9,29 +9,61 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .errors import TextEnum
+from .timing.loop import StopReason
 from .validation import Comparison
 
-# Verdict categories, each with the plain sentence a table shows.
+class Reason(TextEnum):
+    """Why a solution or a test did not pass: a closed set, each with the plain
+    sentence a table shows (REASONS)."""
+
+    COMPILE_ERROR = "compile_error"
+    MISSING_SYMBOL = "missing_symbol"
+    SIGNATURE_MISMATCH = "signature_mismatch"
+    UNSUPPORTED = "unsupported"
+    WRONG_OUTPUT = "wrong_output"
+    UNWRITTEN_OUTPUT = "unwritten_output"
+    OUT_OF_BOUNDS_WRITE = "out_of_bounds_write"
+    INPUT_MODIFIED = "input_modified"
+    CUDA_ERROR = "cuda_error"
+    EMULATION_ERROR = "emulation_error"
+    RACE = "race"
+    SANITIZER = "sanitizer"
+    CRASH = "crash"
+    EXITED = "exited"
+    TIMEOUT = "timeout"
+    TIMING_ESCAPE = "timing_escape"
+    EXCEPTION = "exception"
+    MISSING_PACKAGE = "missing_package"
+    NOT_RUN = "not_run"
+    SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"
+    INTERNAL_ERROR = "internal_error"
+
+
 REASONS = {
-    "compile_error": "does not compile",
-    "missing_symbol": "no solve() symbol",
-    "signature_mismatch": "solve() parameters differ from the signature",
-    "unsupported": "uses a feature this backend cannot run",
-    "wrong_output": "output out of tolerance",
-    "unwritten_output": "output elements never written",
-    "out_of_bounds_write": "wrote outside an array",
-    "input_modified": "modified an input",
-    "cuda_error": "CUDA error",
-    "emulation_error": "failure found by the emulator",
-    "race": "results depend on the thread schedule",
-    "sanitizer": "a memory or race checker found an error",
-    "crash": "process crashed",
-    "exited": "solve() ended the process",
-    "timeout": "did not finish in time",
-    "timing_escape": "work escaped the timer",
-    "exception": "solve() raised an exception",
-    "missing_package": "needs a Python package that is not installed",
-    "not_run": "not run",
+    Reason.COMPILE_ERROR: "does not compile",
+    Reason.MISSING_SYMBOL: "no solve() symbol",
+    Reason.SIGNATURE_MISMATCH: "solve() parameters differ from the signature",
+    Reason.UNSUPPORTED: "uses a feature this backend cannot run",
+    Reason.WRONG_OUTPUT: "output out of tolerance",
+    Reason.UNWRITTEN_OUTPUT: "output elements never written",
+    Reason.OUT_OF_BOUNDS_WRITE: "wrote outside an array",
+    Reason.INPUT_MODIFIED: "modified an input",
+    Reason.CUDA_ERROR: "CUDA error",
+    Reason.EMULATION_ERROR: "failure found by the emulator",
+    Reason.RACE: "results depend on the thread schedule",
+    Reason.SANITIZER: "a memory or race checker found an error",
+    Reason.CRASH: "process crashed",
+    Reason.EXITED: "solve() ended the process",
+    Reason.TIMEOUT: "did not finish in time",
+    Reason.TIMING_ESCAPE: "work escaped the timer",
+    Reason.EXCEPTION: "solve() raised an exception",
+    Reason.MISSING_PACKAGE: "needs a Python package that is not installed",
+    Reason.NOT_RUN: "not run",
+    Reason.SKIPPED: "skipped",
+    Reason.INTERRUPTED: "interrupted",
+    Reason.INTERNAL_ERROR: "the harness itself failed (not the solution)",
 }
 
 
@@ -43,7 +75,7 @@ class TestResult:
     kind: str
     sizes: dict[str, int]
     passed: bool
-    reason: str | None = None
+    reason: Reason | None = None
     message: str = ""
     comparisons: list[Comparison] = field(default_factory=list)
     calls: int = 0
@@ -57,7 +89,7 @@ class TimingResult:
     gpu_time_s: list[float]
     wall_time_s: list[float]
     call_overhead_s: float  # host wall time of an empty call through the same path
-    stop_reason: str
+    stop_reason: StopReason
     bytes_moved: float | None
     copy_bandwidth_bytes_per_s: float | None
     escaped: bool
@@ -70,18 +102,24 @@ class SolutionResult:
     backend: str
     is_reference: bool = False
     passed: bool = False
-    reason: str | None = None
+    reason: Reason | None = None
     message: str = ""
+    skip_requested: bool = False  # skipped because the user asked (--skip-python): not a failure
     tests: list[TestResult] = field(default_factory=list)
     timing: TimingResult | None = None
-    stdout_tail: str = ""
+    stdout_tail: str = ""  # the solution's own output (device printf): its last OUTPUT_TAIL_BYTES
     stdout_bytes: int = 0
     stderr_tail: str = ""
     duration_s: float = 0.0
 
-    def fail(self, reason: str, message: str) -> SolutionResult:
-        self.passed, self.reason, self.message = False, reason, message
+    def fail(self, reason: Reason, message: str) -> SolutionResult:
+        self.passed, self.reason, self.message = False, Reason(reason), message
         return self
+
+    @property
+    def counts_as_passed(self) -> bool:
+        """Passed, or left out because the user asked for it."""
+        return self.passed or (self.reason == Reason.SKIPPED and self.skip_requested)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,4 +127,5 @@ class SolutionResult:
 
 def test_result_from_dict(data: dict[str, Any]) -> TestResult:
     comparisons = [Comparison(**{**c, "worst_index": tuple(c["worst_index"]), "worst_axes": tuple(c["worst_axes"])}) for c in data.pop("comparisons", [])]
-    return TestResult(**data, comparisons=comparisons)
+    reason = data.pop("reason", None)
+    return TestResult(**data, reason=Reason(reason) if reason else None, comparisons=comparisons)

@@ -16,10 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from . import expressions
-from .challenge import Challenge, TestCase
+from .challenge import DTYPES, Challenge, TestCase
 from .errors import ChallengeError
-
-NUMPY_DTYPES = {"float32": np.float32, "int32": np.int32}
+from .plan import Plan, TestJob, TimingJob, test_limit_s, timing_limit_s
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ def make_inputs(challenge: Challenge, case: TestCase, variant: int = 0) -> dict[
     for param in challenge.inputs:
         if param.name not in raw:
             raise ChallengeError(f"{challenge.name}: inputs of {case.name} lack {param.name}")
-        array = np.asarray(raw[param.name], dtype=NUMPY_DTYPES[param.dtype])
+        array = np.asarray(raw[param.name], dtype=DTYPES[param.dtype].array_name)
         shape = challenge.shape(param, case.sizes)
         if array.shape != shape:
             raise ChallengeError(
@@ -100,3 +99,25 @@ def load_case_data(path: Path) -> CaseData:
         inputs = {k[3:]: archive[k] for k in archive.files if k.startswith("in.")}
         expected = {k[4:]: archive[k] for k in archive.files if k.startswith("out.")}
     return CaseData(inputs=inputs, expected=expected)
+
+
+def prepare_jobs(challenge: Challenge, plan: Plan) -> tuple[tuple[TestJob, ...], TimingJob | None]:
+    """The data of every call the workers will make, computed now (or found in
+    the cache), with each test's time limit. The first functional test calls
+    solve() several times on fresh inputs and the same buffers."""
+    selected = lambda case: plan.only_test in (None, case.name)  # noqa: E731
+    tests: list[TestJob] = []
+    if plan.check:
+        cases = challenge.tests_of("example", "functional")
+        first_functional = next((c for c in cases if c.kind == "functional"), None)
+        for case in filter(selected, cases):
+            calls = plan.repeat_calls if case is first_functional else 1
+            data = tuple(str(case_data_path(challenge, case, v)) for v in range(calls))
+            tests.append(TestJob(case.name, data, test_limit_s(challenge, case, calls, plan, first=not tests)))
+    timing = None
+    performance = challenge.tests_of("performance")[0]
+    if plan.time and selected(performance):
+        data = tuple(str(case_data_path(challenge, performance, v)) for v in range(plan.timing_data_sets))
+        limit = timing_limit_s(challenge, performance, plan, first=not tests)
+        timing = TimingJob(performance.name, data, plan.budget, plan.criterion, limit)
+    return tuple(tests), timing

@@ -1,15 +1,18 @@
-"""The child process that runs one solution: `python -m harness.worker JOB.json`.
+"""The child process that runs one solution: `python -m harness.worker EVENTS_FD LIFELINE_FD`.
 
-It loads the solution (a built library or a Python file), runs the requested tests and the timing, and
-appends one JSON event per line to the job's event file as it goes, so that
-when it crashes, hangs or exits the parent still knows which test it was in
-and keeps every result already written. The solution may print anything on
-stdout and stderr: the parent only keeps their tails.
+It reads its Job (one JSON line) from the lifeline pipe, which it then watches
+to die with the harness (lifecycle.die_with_parent). It loads the solution (a
+built library or a Python file), runs the requested tests and the timing, and
+writes one JSON event per line to the events pipe as it goes, so that when it
+crashes, hangs or exits the parent still knows which test it was in and keeps
+every result already written. The solution may print anything on stdout and
+stderr: the parent keeps their tails.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -18,17 +21,19 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any, cast
 
-from .backends import Runtime, ScheduledRuntime, TimingRuntime
+from .backends import Backend, Runtime, ScheduledRuntime, TimingRuntime
 from .backends.python_solution import exception_reason
 from .calls import CallSite, Verdict
 from .validation import Comparison
 from .challenge import Challenge, load_challenge
 from .errors import SolutionError
-from .results import TestResult, TimingResult
+from .lifecycle import die_with_parent
+from .plan import Job, TestJob, TimingJob
+from .results import Reason, TestResult, TimingResult
 from .stats import summarize
 from .testdata import load_case_data
 from .timing.criteria import make_criterion
-from .timing.loop import Budget, Sample, measure
+from .timing.loop import Sample, measure
 
 # A timed median this much above the events' median, beyond the cost of an
 # empty call, means work ran outside the timed stream (side stream, host thread).
@@ -39,16 +44,16 @@ Solve = Callable[[CallSite], None]  # calls the solution's solve() for a call si
 
 
 class EventLog:
-    def __init__(self, path: Path):
-        self.file = open(path, "a", buffering=1)
+    def __init__(self, fd: int):
+        self.file = os.fdopen(fd, "w", buffering=1)
 
     def emit(self, event: str, **fields: Any) -> None:
         self.file.write(json.dumps({"event": event, **fields}) + "\n")
         self.file.flush()
 
 
-def make_runtime(backend: str, unpooled: bool = False) -> Runtime:
-    if backend == "cuda":
+def make_runtime(backend: Backend, unpooled: bool = False) -> Runtime:
+    if backend == Backend.CUDA:
         from .backends.cuda import CudaRuntime
 
         return CudaRuntime(unpooled=unpooled)
@@ -58,17 +63,17 @@ def make_runtime(backend: str, unpooled: bool = False) -> Runtime:
 
 
 def run_tests(
-    runtime: Runtime, solve: Solve, challenge: Challenge, cases: list[dict[str, Any]], log: EventLog, solution_path: Path
+    runtime: Runtime, solve: Solve, challenge: Challenge, cases: tuple[TestJob, ...], log: EventLog, solution_path: Path
 ) -> bool:
     """The correctness tests; each case lists its data files (one per call, all
     on the same buffers). Returns False if a backend error ended the run."""
     for case in cases:
-        test = challenge.test(case["name"])
+        test = challenge.test(case.name)
         log.emit("start", test=test.name)
         started = time.perf_counter()
         site = CallSite(runtime.xp, challenge, test.sizes)
         verdict, calls = Verdict(True), 0
-        for data_path in case["data"]:
+        for data_path in case.data:
             data = load_case_data(Path(data_path))
             site.load(data.inputs, data.expected)
             calls += 1
@@ -84,7 +89,7 @@ def run_tests(
                 return False
             if not verdict.passed:
                 if calls > 1:
-                    verdict.message = f"call {calls} of {len(case['data'])} on the same buffers: {verdict.message}"
+                    verdict.message = f"call {calls} of {len(case.data)} on the same buffers: {verdict.message}"
                 break
         _emit_test(log, test, verdict, calls, started)
     return True
@@ -118,20 +123,19 @@ def _call_and_verify(runtime: Runtime, solve: Solve, site: CallSite) -> Verdict:
 def backend_failure(error: Exception) -> Verdict:
     """A CUDA error (by name) or an emulator failure ends the run: after a
     sticky CUDA error the context is gone for every later call."""
-    return Verdict(False, getattr(error, "reason", "cuda_error"), str(error))
+    return Verdict(False, Reason(getattr(error, "reason", Reason.CUDA_ERROR)), str(error))
 
 
-def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: dict[str, Any], log: EventLog, solution_path: Path) -> None:
+def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec: TimingJob, log: EventLog, solution_path: Path) -> None:
     """Time the performance test. Every timed call runs on one of several data
     sets at the same addresses and is verified, so caching, call counting and
     skipped work fail instead of looking fast."""
-    spec = job["timing"]
-    test = challenge.test(spec["name"])
+    test = challenge.test(spec.name)
     log.emit("start", test=test.name, phase="timing")
     started = time.perf_counter()
     site = CallSite(runtime.xp, challenge, test.sizes)
     data_sets = []
-    for path in spec["data"]:
+    for path in spec.data:
         data = load_case_data(Path(path))
         data_sets.append(({k: runtime.xp.asarray(v) for k, v in data.inputs.items()}, {k: runtime.xp.asarray(v) for k, v in data.expected.items()}))
     failure: list[Verdict] = []
@@ -155,8 +159,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: 
 
     try:
         timed()  # warm-up: module load, lazy allocations; verified, not recorded
-        budget = Budget(min_samples=spec["min_samples"], max_samples=spec["max_samples"], time_s=spec["budget_s"])
-        measurement = measure(timed, make_criterion(spec["criterion"]), budget)
+        measurement = measure(timed, make_criterion(spec.criterion), spec.budget)
     except _StopTiming:
         _emit_test(log, test, failure[0], calls, started)
         return
@@ -174,7 +177,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, job: 
     if escaped:
         verdict = Verdict(
             False,
-            "timing_escape",
+            Reason.TIMING_ESCAPE,
             f"host wall time {summarize(wall).median * 1e6:.1f} us per call against {summarize(gpu).median * 1e6:.1f} us "
             f"on the timed stream (empty call: {overhead * 1e6:.1f} us): work runs outside the timer",
         )
@@ -211,7 +214,7 @@ def raised(error: BaseException, solution: Path) -> Verdict:
     """A Python solution's exception, located at the deepest line of its file."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == solution]
     place = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
-    return Verdict(False, exception_reason(error), f"{place}{type(error).__name__}: {error}")
+    return Verdict(False, Reason(exception_reason(error)), f"{place}{type(error).__name__}: {error}")
 
 
 def _emit_test(log: EventLog, test: Any, verdict: Verdict, calls: int, started: float) -> None:
@@ -222,15 +225,24 @@ def _emit_test(log: EventLog, test: Any, verdict: Verdict, calls: int, started: 
     log.emit("test", result=asdict(result))
 
 
-def main(job_path: str) -> int:
-    job = json.loads(Path(job_path).read_text())
-    log = EventLog(Path(job["events"]))
-    challenge = load_challenge(job["challenge"], Path(job["root"]))
-    runtime = make_runtime(job["backend"], unpooled=job.get("unpooled", False))
+def read_job(lifeline: int) -> Job:
+    """The job: the first line on the lifeline pipe."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(lifeline, 65536)
+        if not chunk:
+            raise SystemExit("harness.worker: the harness closed the lifeline before sending a job")
+        data += chunk
+    return Job.from_json(data.decode())
+
+
+def main(log: EventLog, job: Job) -> int:
+    challenge = load_challenge(job.challenge, Path(job.root))
+    runtime = make_runtime(job.backend, unpooled=job.unpooled)
     log.emit("ready", device=runtime.device_name)
-    solution_path = Path(job["solution"]).resolve()
+    solution_path = Path(job.solution).resolve()
     try:
-        solve = runtime.load(Path(job["library"]), challenge)
+        solve = runtime.load(Path(job.library), challenge)
     except SolutionError as error:
         log.emit("error", reason=error.reason, message=str(error))
         return 0
@@ -238,21 +250,23 @@ def main(job_path: str) -> int:
         verdict = raised(error, solution_path)
         log.emit("error", reason=verdict.reason, message=verdict.message)
         return 0
-    if run_tests(runtime, solve, challenge, job["tests"], log, solution_path) and job.get("timing"):
-        run_timing(runtime, solve, challenge, job, log, solution_path)
+    if run_tests(runtime, solve, challenge, job.tests, log, solution_path) and job.timing:
+        run_timing(cast(TimingRuntime, runtime), solve, challenge, job.timing, log, solution_path)
     log.emit("done")
     return 0
 
 
-def _main_reporting_failures(job_path: str) -> int:
+def _main_reporting_failures(events_fd: int, lifeline_fd: int) -> int:
     """A failure of the worker itself (not of the solution) is reported as such."""
+    job = read_job(lifeline_fd)
+    die_with_parent(lifeline_fd)
+    log = EventLog(events_fd)
     try:
-        return main(job_path)
+        return main(log, job)
     except Exception as error:  # noqa: BLE001 - the parent must learn why, whatever it was
-        job = json.loads(Path(job_path).read_text())
-        EventLog(Path(job["events"])).emit("fatal", message=f"{type(error).__name__}: {error}")
+        log.emit("fatal", message=f"{type(error).__name__}: {error}")
         raise
 
 
 if __name__ == "__main__":
-    sys.exit(_main_reporting_failures(sys.argv[1]))
+    sys.exit(_main_reporting_failures(int(sys.argv[1]), int(sys.argv[2])))

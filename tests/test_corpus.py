@@ -24,8 +24,9 @@ from click.testing import CliRunner
 from harness.challenge import Challenge, load_challenge
 from harness.cli import cli
 from harness.errors import ExitCode
+from harness.evaluation import evaluate_files
+from harness.plan import Plan
 from harness.results import REASONS, SolutionResult
-from harness.runner import Options, evaluate
 from harness.timing.loop import Budget
 
 if sys.version_info >= (3, 11):
@@ -42,12 +43,12 @@ KEYS = {
     "cuda", "emu", "why", "message", "cuda_message", "emu_message", "cuda_timed", "cuda_xfail", "emu_xfail",
     "stdout_min_bytes", "stdout_tail_contains", "cuda_sanitize", "cuda_sanitize_message",
 }
-# Per solution. The hang case costs this once per evaluation; the slowest honest
+# Per test. The hang case costs this once per evaluation; the slowest honest
 # case (stdout_flood: 40 MB through the pipe) takes about 2.5 s on 2 CPU cores.
 EMU_TIMEOUT_S = 8.0
 CUDA_TIMEOUT_S = 30.0
-CUDA_TIMED = Options(check=False, budget=Budget(min_samples=5, time_s=1.0), timeout_s=120)
-CUDA_SANITIZED = Options(time=False, sanitize=True, timeout_s=120)  # per tool: checkers slow kernels down 10-100x
+CUDA_TIMED = Plan(check=False, budget=Budget(min_samples=5, time_s=1.0), timeout_s=120)
+CUDA_SANITIZED = Plan(time=False, sanitize=True, timeout_s=120)  # per tool: checkers slow kernels down 10-100x
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="the emu backend needs g++")
 
@@ -140,9 +141,9 @@ def test_the_table_names_every_corpus_file_with_a_known_verdict():
 @pytest.fixture(scope="module")
 def emu_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
     names = runnable("emu")
-    options = Options(backend="emu", time=False, timeout_s=EMU_TIMEOUT_S)
+    plan = Plan(backend="emu", time=False, timeout_s=EMU_TIMEOUT_S)
     with session_cache(tmp_path_factory):
-        return by_file(evaluate(challenge, [CORPUS / n for n in names], options, REPO))
+        return by_file(evaluate_files(challenge, [CORPUS / n for n in names], plan, REPO))
 
 
 @needs_gxx
@@ -176,8 +177,8 @@ def test_the_whole_corpus_in_one_cli_check_loses_no_result():
 def cuda_results(challenge, tmp_path_factory) -> list[SolutionResult]:
     checked, timed = runnable("cuda", timed=False), runnable("cuda", timed=True)
     with session_cache(tmp_path_factory):
-        results = evaluate(challenge, [CORPUS / n for n in checked], Options(time=False, timeout_s=CUDA_TIMEOUT_S), REPO)
-        results += evaluate(challenge, [CORPUS / n for n in timed], CUDA_TIMED, REPO)
+        results = evaluate_files(challenge, [CORPUS / n for n in checked], Plan(time=False, timeout_s=CUDA_TIMEOUT_S), REPO)
+        results += evaluate_files(challenge, [CORPUS / n for n in timed], CUDA_TIMED, REPO)
     return results
 
 
@@ -205,7 +206,7 @@ SANITIZED = [name for name, entry in EXPECTED.items() if "cuda_sanitize" in entr
 @pytest.fixture(scope="module")
 def sanitized_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
     with session_cache(tmp_path_factory):
-        return by_file(evaluate(challenge, [CORPUS / n for n in SANITIZED], CUDA_SANITIZED, REPO))
+        return by_file(evaluate_files(challenge, [CORPUS / n for n in SANITIZED], CUDA_SANITIZED, REPO))
 
 
 @pytest.mark.gpu

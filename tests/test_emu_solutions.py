@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.challenge import challenge_names, load_challenge
-from harness.runner import Options, discover_solutions, evaluate
+from harness.discovery import discover_solutions
+from harness.evaluation import evaluate_files
+from harness.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "corpus" / "ssm_selective_scan"
@@ -28,7 +30,7 @@ def test_every_repository_solution_passes_every_functional_test_on_emu(name):
     challenge = load_challenge(name, REPO)
     solutions = [p for p in discover_solutions(challenge, REPO) if p.suffix == ".cu"]  # .py needs a GPU
     assert solutions, f"{name} has no CUDA solution to run on emu"
-    results = evaluate(challenge, solutions, Options(backend="emu", time=False, timeout_s=240), REPO)
+    results = evaluate_files(challenge, solutions, Plan(backend="emu", time=False), REPO)
     assert len(results) == len(solutions)
     for result in results:
         assert result.passed, f"{result.solution}: {result.reason}: {result.message}"
@@ -65,7 +67,7 @@ def test_every_repository_solution_passes_sizes_the_challenge_tests_leave_out(ch
     assert [t.name for t in wider.tests_of("functional")] == list(SIZES_NOT_IN_THE_CHALLENGE_TESTS)
 
     solutions = [p for p in discover_solutions(challenge, REPO) if p.suffix == ".cu"]
-    results = evaluate(wider, solutions, Options(backend="emu", time=False, timeout_s=240), tmp_path)
+    results = evaluate_files(wider, solutions, Plan(backend="emu", time=False), tmp_path)
     assert len(results) == len(solutions)
     for result in results:
         assert result.passed, f"{result.solution}: {result.reason}: {result.message}"
@@ -77,7 +79,7 @@ def test_a_compile_error_is_reported_with_file_and_line(challenge, tmp_path):
     text = (FIXTURES / "correct_sequential.cu").read_text().replace("acc += C", "acc += undefined_thing * C")
     broken.write_text(text)
     line = next(i for i, l in enumerate(text.splitlines(), 1) if "undefined_thing" in l)
-    (result,) = evaluate(challenge, [broken], Options(backend="emu", time=False), REPO)
+    (result,) = evaluate_files(challenge, [broken], Plan(backend="emu", time=False), REPO)
     assert result.reason == "compile_error"
     assert f"broken.cu:{line}:" in result.message
 
@@ -87,6 +89,6 @@ def test_sanitize_reports_a_write_far_past_the_guards_with_file_and_line(challen
     far = tmp_path / "far.cu"
     far.write_text(text)
     line = next(i for i, l in enumerate(text.splitlines(), 1) if "100000" in l)
-    (result,) = evaluate(challenge, [far], Options(backend="emu", time=False, sanitize=True), REPO)
+    (result,) = evaluate_files(challenge, [far], Plan(backend="emu", time=False, sanitize=True), REPO)
     assert result.reason == "sanitizer"
     assert f"far.cu:{line}" in result.message and "block (0,0,0)" in result.message

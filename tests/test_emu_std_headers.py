@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.challenge import load_challenge
-from harness.runner import Options, evaluate
+from harness.evaluation import evaluate_files
+from harness.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTION = REPO / "tests" / "emu_programs" / "scan_with_unique_ptr_scratch.cu"
@@ -43,7 +44,7 @@ def test_a_solution_including_every_standard_header_passes_on_emu(tmp_path: Path
     includes = "".join(f"#include <{header}>\n" for header in CXX17_HEADERS)
     solution.write_text(includes + SOLUTION.read_text())
 
-    (result,) = evaluate(challenge, [solution], Options(backend="emu", time=False, timeout_s=240), REPO)
+    (result,) = evaluate_files(challenge, [solution], Plan(backend="emu", time=False), REPO)
 
     assert result.passed, f"{result.reason}: {result.message}"
     assert len(result.tests) == len(challenge.tests_of("example", "functional"))

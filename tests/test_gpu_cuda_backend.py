@@ -12,7 +12,8 @@ import pytest
 
 from harness.challenge import load_challenge
 from harness.results import SolutionResult
-from harness.runner import Options, evaluate
+from harness.evaluation import evaluate_files
+from harness.plan import Plan
 from harness.timing.loop import Budget
 
 pytestmark = pytest.mark.gpu
@@ -27,7 +28,7 @@ def challenge():
 
 
 def evaluate_one(challenge, name: str, **options) -> SolutionResult:
-    (result,) = evaluate(challenge, [FIXTURES / name], Options(**options), REPO)
+    (result,) = evaluate_files(challenge, [FIXTURES / name], Plan(**options), REPO)
     return result
 
 
@@ -46,7 +47,7 @@ def test_correct_solution_is_timed_and_every_timed_call_verified(challenge):
 
 def test_fast_honest_solution_is_not_flagged_but_a_side_stream_is(challenge):
     options = dict(check=False, budget=Budget(min_samples=10, time_s=1.0))
-    (reference,) = evaluate(challenge, [REPO / "reference" / "ssm_selective_scan.cu"], Options(**options), REPO)
+    (reference,) = evaluate_files(challenge, [REPO / "reference" / "ssm_selective_scan.cu"], Plan(**options), REPO)
     assert reference.passed, reference.message
     assert not reference.timing.escaped
     side = evaluate_one(challenge, "side_stream.cu", **options)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.challenge import load_challenge
-from harness.runner import Options, evaluate
+from harness.evaluation import evaluate_files
+from harness.plan import Plan
 from harness.timing.loop import Budget
 
 pytestmark = pytest.mark.gpu
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.gpu
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "ssm_selective_scan"
 PARAMS = "u, delta, A, B, C, skip, y, batch, seq_len, d_model, d_state"
-TIMED = dict(budget=Budget(min_samples=5, time_s=1.0), timeout_s=240)
+TIMED = dict(budget=Budget(min_samples=5, time_s=1.0), timeout_s=240.0)
 
 
 @pytest.fixture(scope="module")
@@ -27,14 +28,14 @@ def challenge():
 
 
 def test_cupy_rawmodule_solution_passes_and_is_timed(challenge):
-    (result,) = evaluate(challenge, [SOLUTIONS / "cupy_warp_per_channel.py"], Options(**TIMED), REPO)
+    (result,) = evaluate_files(challenge, [SOLUTIONS / "cupy_warp_per_channel.py"], Plan(**TIMED), REPO)
     assert result.passed, result.message
     assert result.timing is not None and len(result.timing.gpu_time_s) >= 5 and not result.timing.escaped
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
 def test_triton_solution_passes_and_is_timed(challenge):
-    (result,) = evaluate(challenge, [SOLUTIONS / "triton_block_of_channels.py"], Options(**TIMED), REPO)
+    (result,) = evaluate_files(challenge, [SOLUTIONS / "triton_block_of_channels.py"], Plan(**TIMED), REPO)
     assert result.passed, result.message
     assert result.timing is not None and not result.timing.escaped
 
@@ -48,7 +49,7 @@ def test_exceptions_and_nvrtc_errors_are_verdicts(challenge, tmp_path):
         "_k = cp.RawModule(code='extern \"C\" __global__ void k(float* y) { y[0] = undefined; }').get_function('k')\n"
         f"def solve({PARAMS}):\n    _k((1,), (1,), (y,))\n"
     )
-    results = {Path(r.solution).name: r for r in evaluate(challenge, [raises, bad_kernel], Options(time=False), REPO)}
+    results = {Path(r.solution).name: r for r in evaluate_files(challenge, [raises, bad_kernel], Plan(time=False), REPO)}
     assert results["raises.py"].reason == "exception"
     assert "raises.py:4" in results["raises.py"].message and "not today" in results["raises.py"].message
     assert results["bad_kernel.py"].reason == "compile_error"

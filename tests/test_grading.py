@@ -18,10 +18,11 @@ from harness.cli import cli
 from harness.compare import classify, compare_reports, regressions
 from harness.errors import ChallengeError, ExitCode, HarnessError
 from harness.github import annotations
-from harness import grading
-from harness.grading import Item, Shard, collect, grade, shard_of, with_baselines
+from harness import evaluation
+from harness.evaluation import evaluate
+from harness.grading import Item, Shard, collect, shard_of, with_baselines
+from harness.plan import Plan
 from harness.results import SolutionResult
-from harness.runner import Options
 
 REPO = Path(__file__).resolve().parents[1]
 NAIVE = REPO / "solutions" / "ssm_selective_scan" / "naive.cu"
@@ -65,7 +66,7 @@ def test_collect_refuses_a_folder_that_names_no_challenge(tmp_path):
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5])
 def test_shards_cover_every_solution_exactly_once(count):
-    items = [Item("c", Path(f"s{i:02d}.cu")) for i in range(11)]
+    items = [Item.of("c", Path(f"s{i:02d}.cu"), REPO) for i in range(11)]
     shards = [shard_of(items, Shard(k, count)) for k in range(1, count + 1)]
     flat = [item for shard in shards for item in shard]
     assert sorted(flat, key=lambda i: i.key) == sorted(items, key=lambda i: i.key)
@@ -79,9 +80,10 @@ def test_bad_shard_specs_are_refused(text):
 
 
 def test_baselines_add_the_reference_once():
-    items = [Item("ssm_selective_scan", Path("solutions/ssm_selective_scan/naive.cu"))]
+    items = [Item.of("ssm_selective_scan", NAIVE, REPO)]
     extended = with_baselines(items, REPO)
-    assert extended[-1] == Item("ssm_selective_scan", Path("reference/ssm_selective_scan.cu"), baseline=True)
+    assert extended[-1] == Item.of("ssm_selective_scan", REPO / "reference" / "ssm_selective_scan.cu", REPO, baseline=True)
+    assert extended[-1].label == "reference/ssm_selective_scan.cu"
     assert with_baselines(extended[-1:], REPO) == extended[-1:]  # already listed: not added again
 
 
@@ -90,20 +92,20 @@ def test_gpus_take_solutions_from_one_queue_and_each_times_its_own_baseline(monk
     every solution is graded once; each GPU times the reference after its share."""
     seconds = {"slow.cu": 0.5, "a.cu": 0.01, "b.cu": 0.01, "c.cu": 0.01, "ssm_selective_scan.cu": 0.01}
 
-    def fake_run(challenge, path, built, options, root, data, notify):
+    def fake_run(challenge, path, label, built, plan, root, jobs, gpu, on_test):
         time.sleep(seconds[path.name])
         return SolutionResult(solution=path.name, backend="cuda", passed=True)
 
-    monkeypatch.setattr(grading, "run_built", fake_run)
-    monkeypatch.setattr(grading, "prepare_data", lambda challenge, options: None)
-    monkeypatch.setattr(grading, "build_all", lambda challenge, paths, *args: {path: path for path in paths})
-    items = with_baselines([Item("ssm_selective_scan", Path(n)) for n in ("slow.cu", "a.cu", "b.cu", "c.cu")], REPO)
-    _, graded = grade(items, Options(), REPO, gpus=[0, 1])
-    solutions = [(item.path.name, gpu) for item, gpu, _ in graded if not item.baseline]
+    monkeypatch.setattr(evaluation, "run_built", fake_run)
+    monkeypatch.setattr(evaluation, "prepare_jobs", lambda challenge, plan: None)
+    monkeypatch.setattr(evaluation, "build_all", lambda challenge, entries, *args: {path: path for path, _ in entries})
+    items = [Item.of("ssm_selective_scan", Path(n), REPO) for n in ("slow.cu", "a.cu", "b.cu", "c.cu")]
+    graded = evaluate(items, Plan(gpus=(0, 1), baselines=True), REPO).graded
+    solutions = [(g.item.path.name, g.gpu) for g in graded if not g.item.baseline]
     assert sorted(name for name, _ in solutions) == ["a.cu", "b.cu", "c.cu", "slow.cu"]
     slow_gpu = dict(solutions)["slow.cu"]
     assert all(gpu != slow_gpu for name, gpu in solutions if name != "slow.cu")
-    assert sorted(gpu for item, gpu, _ in graded if item.baseline) == [0, 1]
+    assert sorted(g.gpu for g in graded if g.item.baseline) == [0, 1]
 
 
 @needs_gxx
@@ -160,8 +162,11 @@ def test_shard_reports_merge_into_the_whole(corpus, tmp_path):
     assert merged.exit_code == ExitCode.FAILED  # the merged set contains failures
     solutions = sorted(Path(r["solution"]).name for r in json.loads((tmp_path / "all.json").read_text())["results"])
     assert solutions == ["broken.cu", "good.cu", "wrong.cu"]
-    with pytest.raises(HarnessError, match="more than one report"):
-        document.merge([parts[0], parts[0]])
+    with pytest.raises(HarnessError, match="1.json and 1-again.json are both shard 1/2"):
+        document.merge([parts[0], parts[0]], ["1.json", "1-again.json"])
+    unsharded = [{**p, "shard": None} for p in parts]
+    with pytest.raises(HarnessError, match="appears in both a.json and b.json"):
+        document.merge([unsharded[0], unsharded[0]], ["a.json", "b.json"])
     with pytest.raises(HarnessError, match="not a complete set"):
         document.merge([parts[0]])
 
@@ -209,3 +214,14 @@ def test_reports_are_strict_json_even_for_nan_outputs():
     record = {"comparisons": [{"max_abs_error": float("inf"), "rel_l2_error": float("nan"), "worst_ratio": None, "total": 4}]}
     text = json.dumps(document.strict_json(record), allow_nan=False)  # raises on inf or NaN
     assert json.loads(text)["comparisons"][0] == {"max_abs_error": None, "rel_l2_error": None, "worst_ratio": None, "total": 4}
+
+
+def test_the_schema_lists_every_reason_and_stop_reason():
+    from harness.results import Reason
+    from harness.timing.loop import StopReason
+
+    schema = json.loads(document.SCHEMA_PATH.read_text())
+    result = schema["properties"]["results"]["items"]["properties"]
+    assert set(result["reason"]["enum"]) == {r.value for r in Reason} | {None}
+    assert set(result["tests"]["items"]["properties"]["reason"]["enum"]) == {r.value for r in Reason} | {None}
+    assert set(result["timing"]["properties"]["stop_reason"]["enum"]) == {s.value for s in StopReason}

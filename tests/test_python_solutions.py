@@ -13,7 +13,7 @@ from harness.backends.python_solution import MissingPackage, array_kind, check_p
 from harness.challenge import load_challenge
 from harness.cli import cli
 from harness.errors import CompileError, ExitCode, MissingSymbol, SignatureMismatch
-from harness.runner import discover_solutions
+from harness.discovery import discover_solutions
 from harness.starters import python_starter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,8 +100,9 @@ def test_init_writes_a_python_starter_by_suffix(tmp_path):
 
 def test_emu_skips_python_solutions_and_says_so(monkeypatch):
     monkeypatch.setattr("harness.backends.visible_gpus", lambda: [])
-    only_python = CliRunner().invoke(
-        cli, ["check", "ssm_selective_scan", str(REPO / "solutions" / "ssm_selective_scan" / "cupy_warp_per_channel.py")]
-    )
-    assert only_python.exit_code == ExitCode.USAGE
-    assert "Python solutions need the cuda backend" in only_python.output
+    solution = str(REPO / "solutions" / "ssm_selective_scan" / "cupy_warp_per_channel.py")
+    only_python = CliRunner().invoke(cli, ["check", "ssm_selective_scan", solution])
+    assert only_python.exit_code == ExitCode.FAILED  # not run, and not asked to skip it
+    assert "skipped" in only_python.output and "--skip-python" in only_python.output
+    asked = CliRunner().invoke(cli, ["check", "ssm_selective_scan", solution, "--skip-python"])
+    assert asked.exit_code == ExitCode.OK and "skipped (--skip-python)" in asked.output

@@ -32,8 +32,12 @@ def timed(label: str, median_us: float, reference: bool = False) -> SolutionResu
 def results() -> list[SolutionResult]:
     wrong = SolutionResult(solution="solutions/x/wrong.cu", backend="cuda", tests=[TestResult("example", "example", {}, False, "wrong_output", "y: 3 of 8 elements out of tolerance")])
     wrong.fail("wrong_output", "example: y: 3 of 8 elements out of tolerance")
-    broken = SolutionResult(solution="solutions/x/broken.cu", backend="cuda").fail("compile_error", "broken.cu:3: error: expected ';'")
-    return [wrong, timed("solutions/x/naive.cu", 2.8e6), broken, timed("reference/x.cu", 100.0, reference=True), timed("solutions/x/chunked.cu", 280.0)]
+    broken = SolutionResult(solution="solutions/x/broken.cu", backend="cuda").fail("compile_error", "broken.cu:3: error: expected ';'\nbroken.cu:9: error: 'y' undeclared")
+    printing = timed("solutions/x/chunked.cu", 280.0)
+    printing.stdout_tail = "".join(f"block {i}: partial sum {i * 0.5}\n" for i in range(12))
+    printing.stdout_bytes = len(printing.stdout_tail)
+    skipped = SolutionResult(solution="solutions/x/mine.py", backend="cuda").fail("skipped", "Python solutions need CuPy and a GPU")
+    return [wrong, timed("solutions/x/naive.cu", 2.8e6), broken, timed("reference/x.cu", 100.0, reference=True), printing, skipped]
 
 
 def render(table) -> str:
@@ -53,7 +57,30 @@ def test_leaderboard_layout_matches_the_golden_file():
 
 def test_ranking_puts_fastest_passing_first_and_failures_last():
     order = [r.solution for r in ranked(results())]
-    assert order == ["reference/x.cu", "solutions/x/chunked.cu", "solutions/x/naive.cu", "solutions/x/broken.cu", "solutions/x/wrong.cu"]
+    assert order == [
+        "reference/x.cu", "solutions/x/chunked.cu", "solutions/x/naive.cu", "solutions/x/broken.cu", "solutions/x/mine.py", "solutions/x/wrong.cu",
+    ]
+
+
+def test_verbose_lists_every_test_and_plain_lists_the_failing_ones():
+    wrong = SolutionResult(solution="w.cu", backend="emu", tests=[
+        TestResult("example", "example", {}, True, duration_s=0.01),
+        TestResult("odd_sizes", "functional", {}, False, "wrong_output", "y: 3 of 8 elements out of tolerance"),
+        TestResult("long", "functional", {}, False, "not_run", "an earlier failure ended the run"),
+    ]).fail("wrong_output", "odd_sizes: y: 3 of 8 elements out of tolerance")
+    plain = failure_lines([wrong])
+    assert plain[1] == "  failed: odd_sizes (1 not run after it)"
+    verbose = failure_lines([wrong], verbose=True)
+    assert verbose[1:] == [
+        "  PASS example (0.01 s)",
+        "  FAIL odd_sizes: wrong_output: y: 3 of 8 elements out of tolerance",
+        "  ---- long: not_run: an earlier failure ended the run",
+    ]
+
+
+def test_a_compile_error_is_shown_once_in_full():
+    lines = "\n".join(failure_lines(results()))
+    assert lines.count("expected ';'") == 1 and "'y' undeclared" in lines
 
 
 def test_cells_compute_speedup_bandwidth_and_share_of_copy_rate():

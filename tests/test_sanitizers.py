@@ -1,6 +1,6 @@
 """Reading sanitizer reports into one line of a verdict: compute-sanitizer's
 three tools (logs in the shape they print on an H200) and AddressSanitizer's
-summary; and how the runner turns three tool runs into one verdict."""
+summary; and how sanitizer_runs turns three tool runs into one verdict."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import runner
+from harness import sanitizer_runs
+from harness.backends import Backend
+from harness.plan import Job
 from harness.errors import ToolNotFound
 from harness.results import SolutionResult
 from harness.sanitizers import asan_summary, compute_sanitizer_command, find_compute_sanitizer, parse_compute_sanitizer
@@ -120,7 +122,7 @@ def test_asan_summary_carries_the_emulators_thread_note():
     assert asan_summary("plain output\n") is None
 
 
-# --- one verdict from the three tools (runner), with the child runs replaced ---
+# --- one verdict from the three tools (sanitizer_runs), with the child runs replaced ---
 
 CLEAN = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
 
@@ -130,20 +132,21 @@ def run_tools(monkeypatch, tmp_path, outcomes: dict[str, tuple[str | None, str]]
     outcomes[tool] = (reason or None for a pass, the log the tool writes)."""
     ran: list[str] = []
 
-    def fake_child(challenge, path, library, options, root, tests, timing, *, prefix, unpooled, **_):
+    def fake_child(challenge, job, label, *, prefix, **_):
         tool, log = prefix[prefix.index("--tool") + 1], Path(prefix[prefix.index("--log-file") + 1])
-        assert unpooled, "a memory checker needs every array in its own allocation"
+        assert job.unpooled, "a memory checker needs every array in its own allocation"
+        assert job.timing is None, "nothing is timed under a memory checker"
         ran.append(tool)
         reason, text = outcomes[tool]
         log.write_text(text)
         result = SolutionResult(solution="s.cu", backend="cuda", passed=reason is None)
         return result if reason is None else result.fail(reason, f"{reason} under {tool}")
 
-    monkeypatch.setattr(runner, "run_child", fake_child)
-    monkeypatch.setattr(runner.sanitizers, "find_compute_sanitizer", lambda nvcc: Path("/cuda/bin/compute-sanitizer"))
-    monkeypatch.setattr(runner.nvcc, "toolchain", lambda: runner.nvcc.Toolchain(nvcc=Path("/cuda/bin/nvcc"), version="13.0"))
-    options = runner.Options(sanitize=True, time=False)
-    return runner.run_under_compute_sanitizer(None, Path("s.cu"), Path("s.so"), options, tmp_path, []), ran
+    monkeypatch.setattr(sanitizer_runs, "run_child", fake_child)
+    monkeypatch.setattr(sanitizer_runs.sanitizers, "find_compute_sanitizer", lambda nvcc: Path("/cuda/bin/compute-sanitizer"))
+    monkeypatch.setattr(sanitizer_runs.nvcc, "toolchain", lambda: sanitizer_runs.nvcc.Toolchain(nvcc=Path("/cuda/bin/nvcc"), version="13.0"))
+    job = Job("c", str(tmp_path), Backend.CUDA, "s.so", "s.cu", (), None, startup_limit_s=10.0)
+    return sanitizer_runs.run_under_compute_sanitizer(None, job, "s.cu", gpu=0), ran
 
 
 def test_clean_under_every_tool(monkeypatch, tmp_path):

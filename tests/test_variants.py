@@ -20,7 +20,8 @@ import pytest
 
 from harness.challenge import load_challenge
 from harness.results import REASONS
-from harness.runner import Options, evaluate
+from harness.evaluation import evaluate_files
+from harness.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = REPO / "tests" / "variants"
@@ -43,7 +44,7 @@ def challenges_with_variants() -> list[str]:
 def judge(name: str, backend: str) -> None:
     challenge = load_challenge(name, REPO)
     files = sorted((VARIANTS / name).glob("*.cu"))
-    results = evaluate(challenge, files, Options(backend=backend, time=False, timeout_s=120), REPO)
+    results = evaluate_files(challenge, files, Plan(backend=backend, time=False), REPO)
     assert len(results) == len(files)
     for path, result in zip(files, results):
         expected = expected_verdict(path)

@@ -6,14 +6,16 @@ are tested without a GPU."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from harness.challenge import load_challenge
+from harness.plan import TimingJob
 from harness.testdata import case_data_path
-from harness.timing.loop import Sample
+from harness.timing.loop import Budget, Sample
 from harness.worker import EventLog, run_timing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,8 +54,8 @@ def challenge():
 @pytest.fixture(scope="module")
 def job(challenge):
     case = challenge.test(TIMED_TEST)
-    data = [str(case_data_path(challenge, case, v)) for v in range(3)]
-    return {"timing": {"name": TIMED_TEST, "data": data, "min_samples": 6, "max_samples": 50, "budget_s": 1.0, "criterion": "rse"}}
+    data = tuple(str(case_data_path(challenge, case, v)) for v in range(3))
+    return TimingJob(TIMED_TEST, data, Budget(min_samples=6, max_samples=50, time_s=1.0), "rse", limit_s=60.0)
 
 
 def reference_solve(challenge):
@@ -71,7 +73,8 @@ def events(tmp_path: Path) -> list[dict]:
 
 
 def run(challenge, job, tmp_path, solve, runtime=None) -> list[dict]:
-    run_timing(runtime or FakeRuntime(), solve, challenge, job, EventLog(tmp_path / "events.jsonl"), tmp_path / "x.py")
+    with open(tmp_path / "events.jsonl", "w") as file:
+        run_timing(runtime or FakeRuntime(), solve, challenge, job, EventLog(os.dup(file.fileno())), tmp_path / "x.py")
     return events(tmp_path)
 
 

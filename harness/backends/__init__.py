@@ -11,14 +11,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import HarnessError, ToolNotFound
+from ..errors import HarnessError, TextEnum, ToolNotFound
 
 if TYPE_CHECKING:
     from ..calls import CallSite
     from ..challenge import Challenge
     from ..timing.loop import Sample
 
-BACKENDS = ("cuda", "emu")
+
+
+class Backend(TextEnum):
+    CUDA = "cuda"  # an NVIDIA GPU: correctness and timing
+    EMU = "emu"  # the CPU emulator: correctness only
+
+
+BACKENDS = tuple(b.value for b in Backend)
 
 
 class Runtime(Protocol):
@@ -125,19 +132,19 @@ def emu_available() -> bool:
     return True
 
 
-def resolve_backend(requested: str) -> tuple[str, str]:
+def resolve_backend(requested: str) -> tuple[Backend, str]:
     """The backend to use and a note saying why, for `auto`, `cuda` or `emu`."""
-    if requested == "cuda":
+    if requested == Backend.CUDA:
         if not visible_gpus():
             raise ToolNotFound("--backend cuda needs a visible NVIDIA GPU (nvidia-smi finds none)")
-        return "cuda", ""
-    if requested == "emu":
+        return Backend.CUDA, ""
+    if requested == Backend.EMU:
         if not emu_available():
             raise ToolNotFound("the emu backend is not available in this installation")
-        return "emu", ""
+        return Backend.EMU, ""
     gpus = visible_gpus()
     if gpus:
-        return "cuda", f"backend cuda: {gpus[0].name}"
+        return Backend.CUDA, f"backend cuda: {gpus[0].name}"
     if emu_available():
-        return "emu", "no NVIDIA GPU visible: using the CPU emulator (correctness only, no timings)"
+        return Backend.EMU, "no NVIDIA GPU visible: using the CPU emulator (correctness only, no timings)"
     raise ToolNotFound("no NVIDIA GPU visible: compiling, validating and timing solutions needs one")

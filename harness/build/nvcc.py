@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from ..lifecycle import run_process
 from ..errors import CompileError, MissingSymbol, ToolNotFound
 
 SHIM = Path(__file__).with_name("shim.cu")
@@ -91,7 +92,7 @@ def run_compiler(command: list[str], source: Path, cwd: Path | None = None) -> t
     """Run a compiler on `source`: whether it succeeded, and its messages.
     One that outlives COMPILE_TIMEOUT_S is a CompileError."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=cwd, check=False)
+        done = run_process(command, COMPILE_TIMEOUT_S, cwd=cwd)  # killed if the run is cancelled
     except subprocess.TimeoutExpired:
         tool = Path(command[0]).name
         raise CompileError(f"{tool} did not finish within {COMPILE_TIMEOUT_S} s on {source.name}") from None

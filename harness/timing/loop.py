@@ -11,7 +11,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..errors import TextEnum
 from .criteria import StoppingCriterion
+
+
+class StopReason(TextEnum):
+    CONVERGED = "converged"  # the criterion is satisfied
+    TIME_BUDGET = "time_budget"  # the budget ran out once min_samples were in
+    MAX_SAMPLES = "max_samples"
 
 
 @dataclass(frozen=True)
@@ -30,7 +37,7 @@ class Budget:
 @dataclass
 class Measurement:
     samples: list[Sample] = field(default_factory=list)
-    stop_reason: str = ""  # "converged", "time_budget" or "max_samples"
+    stop_reason: StopReason | None = None
 
 
 def measure(
@@ -47,11 +54,11 @@ def measure(
         criterion.add_measurement(sample.gpu_time_s)
         count = len(result.samples)
         if count >= budget.max_samples:
-            result.stop_reason = "max_samples"
+            result.stop_reason = StopReason.MAX_SAMPLES
         elif count >= budget.min_samples and criterion.is_finished():
-            result.stop_reason = "converged"
+            result.stop_reason = StopReason.CONVERGED
         elif count >= budget.min_samples and clock() - started >= budget.time_s:
-            result.stop_reason = "time_budget"
+            result.stop_reason = StopReason.TIME_BUDGET
         else:
             continue
         return result
