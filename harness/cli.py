@@ -18,7 +18,7 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from . import __version__
-from . import document
+from . import document, history
 from .backends import BACKENDS, gpu_snapshot, parse_gpus, resolve_backend
 from .build import nvcc
 from .challenge import Challenge, Difficulty, challenge_names, load_challenge, repository_root, select_challenges
@@ -70,6 +70,7 @@ def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--nvcc-flags", default="-O3", show_default=True, help="Flags passed to nvcc, space separated."),
         click.option("--gpu", type=int, default=0, show_default=True, help="Index of the GPU to run on."),
         click.option("--sanitize", is_flag=True, help="Correctness tests under a memory checker, no timing. cuda: compute-sanitizer memcheck, racecheck and initcheck in turn; emu: AddressSanitizer. Findings are reported with .cu file:line."),
+        click.option("--no-history", is_flag=True, help="Do not record the results in the local history (see `harness history`)."),
         json_option,
     ]
     for option in reversed(options):
@@ -107,17 +108,25 @@ def list_command(difficulty: str | None, topic: str | None, as_json: bool) -> No
         Difficulty(difficulty) if difficulty else None,
         topic,
     )
+    bests = _history_bests()
     if as_json:
         entries = [
-            {"name": c.name, "title": c.title, "summary": c.summary, "difficulty": c.difficulty.value, "topics": list(c.topics)}
+            {"name": c.name, "title": c.title, "summary": c.summary, "difficulty": c.difficulty.value, "topics": list(c.topics),
+             **_best_fields(bests.get(c.name))}
             for c in challenges
         ]
         click.echo(json.dumps(entries, indent=2))
         return
-    table = Table("challenge", "difficulty", "topics", "performance size")
+    table = Table("challenge", "difficulty", "topics", "performance size", "solved", "best median", "vs ref")
     for ch in challenges:
         perf = ch.tests_of("performance")[0]
-        table.add_row(ch.name, ch.difficulty.value, ", ".join(ch.topics), ", ".join(f"{k}={v}" for k, v in perf.sizes.items()))
+        best = _best_fields(bests.get(ch.name))
+        table.add_row(
+            ch.name, ch.difficulty.value, ", ".join(ch.topics), ", ".join(f"{k}={v}" for k, v in perf.sizes.items()),
+            "yes" if best["solved"] else "-",
+            format_time(best["best_median_s"]) if best["best_median_s"] else "-",
+            f"{best['best_speedup']:.3g}x" if best["best_speedup"] else "-",
+        )
     stdout.print(table)
 
 
@@ -169,6 +178,7 @@ def _grade_and_report(
     shard: Shard | None = None,
     report_path: Path | None = None,
     junit_path: Path | None = None,
+    no_history: bool = False,
     **settings: Any,
 ) -> None:
     """The one path behind run, check, bench and grade: evaluate, then print,
@@ -215,6 +225,8 @@ def _grade_and_report(
 
         challenges, graded = grade(items, options, root, gpu_list, progress)
     report = _document(challenges, graded, options, root, shard)
+    if not no_history:
+        history.record_or_warn(report, click.get_current_context().info_name or "", root, lambda text: stderr.print(f"warning: {text}", markup=False))
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
@@ -396,6 +408,57 @@ def compare_command(base: Path, new: Path, threshold: float, as_json: bool) -> N
         stdout.print(table)
     sys.exit(ExitCode.FAILED if bad else ExitCode.OK)
 
+
+# --- practice workflow: history, HTML report, profiling ---
+
+
+def _history_bests() -> dict[str, history.Best]:
+    """The history's bests for `harness list`; an unreadable database is a warning."""
+    try:
+        return history.bests(history.read())
+    except history.HistoryError as error:
+        stderr.print(f"warning: history not shown: {error}", markup=False)
+        return {}
+
+
+def _best_fields(best: history.Best | None) -> dict[str, Any]:
+    fastest = best.fastest if best else None
+    return {
+        "solved": bool(best and best.solved),
+        "best_median_s": fastest.median_s if fastest else None,
+        "best_speedup": fastest.speedup if fastest else None,
+        "best_solution": fastest.solution if fastest else None,
+    }
+
+
+@cli.command("history")
+@click.argument("name", required=False)
+@json_option
+@library_errors
+def history_command(name: str | None, as_json: bool) -> None:
+    """Each solution's results over time (all challenges, or NAME's), oldest
+    first; * marks each solution's fastest passing time. Recorded by check,
+    bench, run and grade in $HARNESS_HOME/history.sqlite3 (default: the user's
+    data directory); --no-history on those commands skips it."""
+    if name:
+        load_challenge(name)
+    entries = history.read(name)
+    fastest = history.best_ids(entries)
+    if as_json:
+        click.echo(json.dumps([{**asdict(e), "best": e.id in fastest} for e in entries], indent=2))
+        return
+    if not entries:
+        stderr.print(f"no results recorded yet in {history.database_path()}", markup=False)
+        return
+    table = Table("when (UTC)", "command", "challenge", "solution", "sha256", "status", "median", "cv", "vs ref", "gpu", "")
+    for e in entries:
+        table.add_row(
+            e.recorded_at.replace("T", " ").replace("+00:00", ""), e.command, e.challenge, e.solution,
+            (e.solution_sha256 or "")[:8], "PASS" if e.passed else (e.reason or "FAIL"),
+            format_time(e.median_s) if e.median_s else "-", f"{e.cv * 100:.1f}%" if e.cv is not None else "-",
+            f"{e.speedup:.3g}x" if e.speedup else "-", e.gpu or e.backend, "*" if e.id in fastest else "",
+        )
+    stdout.print(table)
 
 def main() -> None:
     cli()
