@@ -18,7 +18,7 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from . import __version__
-from . import document, history
+from . import document, history, html_report
 from .backends import BACKENDS, gpu_snapshot, parse_gpus, resolve_backend
 from .build import nvcc
 from .challenge import Challenge, Difficulty, challenge_names, load_challenge, repository_root, select_challenges
@@ -71,6 +71,7 @@ def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--gpu", type=int, default=0, show_default=True, help="Index of the GPU to run on."),
         click.option("--sanitize", is_flag=True, help="Correctness tests under a memory checker, no timing. cuda: compute-sanitizer memcheck, racecheck and initcheck in turn; emu: AddressSanitizer. Findings are reported with .cu file:line."),
         click.option("--no-history", is_flag=True, help="Do not record the results in the local history (see `harness history`)."),
+        click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write the report as one self-contained HTML file with plots (see `harness report`)."),
         json_option,
     ]
     for option in reversed(options):
@@ -179,10 +180,13 @@ def _grade_and_report(
     report_path: Path | None = None,
     junit_path: Path | None = None,
     no_history: bool = False,
+    html_path: Path | None = None,
     **settings: Any,
 ) -> None:
     """The one path behind run, check, bench and grade: evaluate, then print,
     write the report files, and exit with the documented code."""
+    if html_path:
+        html_report.require_matplotlib()
     chosen, note = resolve_backend(backend)
     if note:
         stderr.print(note)
@@ -235,6 +239,8 @@ def _grade_and_report(
         report_path.write_text(json.dumps(report, indent=2) + "\n")
     if junit_path:
         junit_path.write_text(junit_xml(report))
+    if html_path:
+        html_report.write(report, html_path, html_report.challenge_costs(report, root))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in annotations(report):
             click.echo(line)
@@ -459,6 +465,19 @@ def history_command(name: str | None, as_json: bool) -> None:
             f"{e.speedup:.3g}x" if e.speedup else "-", e.gpu or e.backend, "*" if e.id in fastest else "",
         )
     stdout.print(table)
+
+
+@cli.command("report")
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Where to write the HTML file.")
+@library_errors
+def report_command(report_path: Path, html_path: Path) -> None:
+    """Render a JSON report (of run, check, bench, grade or merge) as one
+    self-contained HTML file: leaderboards, per-test verdicts, environment,
+    and plots of the timings against the floor and the reference."""
+    report = document.load(report_path)
+    html_report.write(report, html_path, html_report.challenge_costs(report, repository_root()))
+    stderr.print(f"wrote {html_path}", markup=False)
 
 def main() -> None:
     cli()
