@@ -479,5 +479,63 @@ def report_command(report_path: Path, html_path: Path) -> None:
     html_report.write(report, html_path, html_report.challenge_costs(report, repository_root()))
     stderr.print(f"wrote {html_path}", markup=False)
 
+
+@cli.command("profile")
+@click.argument("name")
+@click.argument("solution", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--output", "-o", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Where to keep the Nsight Compute report (default: SOLUTION's name with .ncu-rep, in the current directory).")
+@click.option("--arch", default=None, help="nvcc target, e.g. sm_90 (default: read from the GPU).")
+@click.option("--nvcc-flags", default="-O3", show_default=True, help="Flags passed to nvcc, space separated.")
+@click.option("--gpu", type=int, default=0, show_default=True, help="Index of the GPU to run on.")
+@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True, help="Seconds ncu may take in all.")
+@json_option
+@library_errors
+def profile_command(name: str, solution: Path, report_path: Path | None, arch: str | None, nvcc_flags: str, gpu: int, timeout_s: float, as_json: bool) -> None:
+    """Profile SOLUTION's performance-size call under Nsight Compute (after
+    one verified warm-up): per kernel its duration, memory and SM throughput
+    (% of peak), achieved occupancy, registers and shared memory per block,
+    top stall reasons, and the distance from the challenge's floor."""
+    from . import profile
+    from .backends import visible_gpus
+    from .build.signature import check_signature
+    from .testdata import cache_dir
+
+    challenge = load_challenge(name)
+    profile.find_ncu()  # missing: one line before anything is built
+    gpus = visible_gpus()
+    if not gpus:
+        raise UsageFailure("profile needs a visible NVIDIA GPU (nvidia-smi lists none)")
+    if solution.suffix == ".py":
+        library = solution.resolve()
+    else:
+        check_signature(solution.read_text(errors="replace"), challenge)
+        library = nvcc.build_library(solution, cache_dir(), arch or gpus[min(gpu, len(gpus) - 1)].arch, tuple(nvcc_flags.split()))
+    report = report_path or Path(solution.stem + ".ncu-rep")
+    with stderr.status(f"profiling {solution} under Nsight Compute"):
+        result = profile.profile(challenge, solution, library, repository_root(), report.resolve(), gpu, timeout_s)
+    if as_json:
+        click.echo(json.dumps({**asdict(result), "kernel_time_s": result.kernel_time_s, "times_floor": result.times_floor}, indent=2))
+        return
+    table = Table("kernel", "duration", "memory %", "DRAM %", "SM %", "occupancy", "regs/thread", "smem/block", "block x grid", "top stalls (cycles per instruction)")
+    for k in result.kernels:
+        percent = lambda v: f"{v:.1f}%" if v is not None else "-"  # noqa: E731
+        table.add_row(
+            k.name, format_time(k.duration_s), percent(k.memory_throughput_pct), percent(k.dram_throughput_pct),
+            percent(k.sm_throughput_pct),
+            f"{percent(k.achieved_occupancy_pct)} of {percent(k.theoretical_occupancy_pct)}",
+            str(k.registers_per_thread or "-"), f"{k.shared_memory_per_block_bytes} B" if k.shared_memory_per_block_bytes is not None else "-",
+            f"{k.block_size} x {k.grid_size}", ", ".join(f"{s.reason} {s.cycles_per_instruction:.2f}" for s in k.stalls),
+        )
+    stdout.print(f"{result.challenge}: {result.solution} on {result.device}", markup=False)
+    stdout.print(table)
+    if result.floor_s:
+        stdout.print(
+            f"kernels {format_time(result.kernel_time_s)} in all; floor {format_time(result.floor_s)} "
+            f"({result.bytes_moved / 1e6:.1f} MB at the {result.copy_bandwidth_bytes_per_s / 1e12:.2f} TB/s copy bandwidth "
+            f"measured in the same process): {result.times_floor:.2f}x the floor",
+            markup=False,
+        )
+    stdout.print(f"Nsight Compute report: {result.report_path} (open with ncu-ui); raw CSV: {result.csv_path}", markup=False)
+
 def main() -> None:
     cli()
