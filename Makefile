@@ -14,9 +14,9 @@ HAVE_GPU := $(shell command -v nvidia-smi >/dev/null 2>&1 && echo yes)
 ifeq ($(HAVE_ALL),yes)
   PIP_INSTALL := install -q --no-deps --no-build-isolation -e .
 else ifeq ($(HAVE_GPU),yes)
-  PIP_INSTALL := install -q -e .[test,gpu]
+  PIP_INSTALL := install -q -e .[test,gpu,report]
 else
-  PIP_INSTALL := install -q -e .[test]
+  PIP_INSTALL := install -q -e .[test,report]
 endif
 
 .PHONY: install run test test-gpu clean

@@ -23,9 +23,10 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from . import __version__
-from . import document
+from . import document, history, html_report
 from .backends import BACKENDS, Backend, parse_gpus, resolve_backend
 from .challenge import Difficulty, challenge_names, load_challenge, repository_root, select_challenges
+from .build import nvcc
 from .compare import compare_reports, regressions
 from .discovery import SOLUTION_SUFFIXES, discover_solutions
 from .errors import ExitCode, HarnessError
@@ -148,6 +149,8 @@ def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--sanitize", is_flag=True, help="Correctness tests under a memory checker, no timing. cuda: compute-sanitizer memcheck, racecheck and initcheck in turn; emu: AddressSanitizer. Findings are reported with .cu file:line."),
         click.option("--skip-python", is_flag=True, help="Leave Python solutions out (they need the cuda backend); without it, a skipped solution counts as not passed."),
         click.option("-v", "--verbose", is_flag=True, help="List every test of every solution, passed or not."),
+        click.option("--no-history", is_flag=True, help="Do not record the results in the local history (see `harness history`)."),
+        click.option("--html", "html_path", type=click.Path(path_type=Path), callback=writable_file, default=None, help="Also write the report as one self-contained HTML file with plots (see `harness report`)."),
         json_option,
     ], command)
 
@@ -184,17 +187,25 @@ def list_command(difficulty: str | None, topic: str | None, as_json: bool) -> No
         Difficulty(difficulty) if difficulty else None,
         topic,
     )
+    bests = _history_bests()
     if as_json:
         entries = [
-            {"name": c.name, "title": c.title, "summary": c.summary, "difficulty": c.difficulty.value, "topics": list(c.topics)}
+            {"name": c.name, "title": c.title, "summary": c.summary, "difficulty": c.difficulty.value, "topics": list(c.topics),
+             **_best_fields(bests.get(c.name))}
             for c in challenges
         ]
         click.echo(json.dumps(entries, indent=2))
         return
-    table = Table("challenge", "difficulty", "topics", "performance size")
+    table = Table("challenge", "difficulty", "topics", "performance size", "solved", "best median", "vs ref")
     for ch in challenges:
         perf = ch.tests_of("performance")[0]
-        table.add_row(ch.name, ch.difficulty.value, ", ".join(ch.topics), ", ".join(f"{k}={v}" for k, v in perf.sizes.items()))
+        best = _best_fields(bests.get(ch.name))
+        table.add_row(
+            ch.name, ch.difficulty.value, ", ".join(ch.topics), ", ".join(f"{k}={v}" for k, v in perf.sizes.items()),
+            "yes" if best["solved"] else "-",
+            format_time(best["best_median_s"]) if best["best_median_s"] else "-",
+            f"{best['best_speedup']:.3g}x" if best["best_speedup"] else "-",
+        )
     show(table)
 
 
@@ -313,10 +324,14 @@ def _grade_and_report(
     shard: Shard | None = None,
     report_path: Path | None = None,
     junit_path: Path | None = None,
+    no_history: bool = False,
+    html_path: Path | None = None,
     **given: Any,
 ) -> None:
     """The one path behind run, check, bench and grade: plan, evaluate, then
     print, write the report files, and exit with the documented code."""
+    if html_path:
+        html_report.require_matplotlib()
     chosen, note = resolve_backend(backend)
     if note:
         stderr.print(note, markup=False)
@@ -332,6 +347,8 @@ def _grade_and_report(
     with Progress() as progress:
         evaluation = evaluate(items, plan, root, progress)
     report = document.report_of(evaluation, (shard.index, shard.count) if shard else None)
+    if not no_history:
+        history.record_or_warn(report, click.get_current_context().info_name or "", root, lambda text: stderr.print(f"warning: {text}", markup=False))
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
@@ -340,6 +357,8 @@ def _grade_and_report(
         report_path.write_text(json.dumps(report, indent=2) + "\n")
     if junit_path:
         junit_path.write_text(junit_xml(report))
+    if html_path:
+        html_report.write(report, html_path, html_report.challenge_costs(report, root))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in annotations(report):
             click.echo(line)
@@ -489,6 +508,129 @@ def compare_command(base: Path, new: Path, threshold: float, as_json: bool) -> N
             )
         show(table)
     sys.exit(ExitCode.FAILED if bad else ExitCode.OK)
+
+
+# --- practice workflow: history, HTML report, profiling ---
+
+
+def _history_bests() -> dict[str, history.Best]:
+    """The history's bests for `harness list`; an unreadable database is a warning."""
+    try:
+        return history.bests(history.read())
+    except history.HistoryError as error:
+        stderr.print(f"warning: history not shown: {error}", markup=False)
+        return {}
+
+
+def _best_fields(best: history.Best | None) -> dict[str, Any]:
+    fastest = best.fastest if best else None
+    return {
+        "solved": bool(best and best.solved),
+        "best_median_s": fastest.median_s if fastest else None,
+        "best_speedup": fastest.speedup if fastest else None,
+        "best_solution": fastest.solution if fastest else None,
+    }
+
+
+@cli.command("history")
+@click.argument("name", required=False)
+@json_option
+@library_errors
+def history_command(name: str | None, as_json: bool) -> None:
+    """Each solution's results over time (all challenges, or NAME's), oldest
+    first; * marks each solution's fastest passing time. Recorded by check,
+    bench, run and grade in $HARNESS_HOME/history.sqlite3 (default: the user's
+    data directory); --no-history on those commands skips it."""
+    if name:
+        load_challenge(name)
+    entries = history.read(name)
+    fastest = history.best_ids(entries)
+    if as_json:
+        click.echo(json.dumps([{**asdict(e), "best": e.id in fastest} for e in entries], indent=2))
+        return
+    if not entries:
+        stderr.print(f"no results recorded yet in {history.database_path()}", markup=False)
+        return
+    table = Table("when (UTC)", "command", "challenge", "solution", "sha256", "status", "median", "cv", "vs ref", "gpu", "")
+    for e in entries:
+        table.add_row(
+            e.recorded_at.replace("T", " ").replace("+00:00", ""), e.command, e.challenge, e.solution,
+            (e.solution_sha256 or "")[:8], "PASS" if e.passed else (e.reason or "FAIL"),
+            format_time(e.median_s) if e.median_s else "-", f"{e.cv * 100:.1f}%" if e.cv is not None else "-",
+            f"{e.speedup:.3g}x" if e.speedup else "-", e.gpu or e.backend, "*" if e.id in fastest else "",
+        )
+    show(table)
+
+
+@cli.command("report")
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Where to write the HTML file.")
+@library_errors
+def report_command(report_path: Path, html_path: Path) -> None:
+    """Render a JSON report (of run, check, bench, grade or merge) as one
+    self-contained HTML file: leaderboards, per-test verdicts, environment,
+    and plots of the timings against the floor and the reference."""
+    report = document.load(report_path)
+    html_report.write(report, html_path, html_report.challenge_costs(report, repository_root()))
+    stderr.print(f"wrote {html_path}", markup=False)
+
+
+@cli.command("profile")
+@click.argument("name")
+@click.argument("solution", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@report_file("--output", "-o", "report_path", help="Where to keep the Nsight Compute report (default: SOLUTION's name with .ncu-rep, in the current directory).")
+@click.option("--arch", default=None, help="nvcc target, e.g. sm_90 (default: read from the GPU).")
+@click.option("--nvcc-flags", default=" ".join(nvcc.DEFAULT_FLAGS), show_default=True, help="Flags passed to nvcc, space separated.")
+@click.option("--gpu", type=click.IntRange(0), default=0, show_default=True, help="Index of the GPU to run on.")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds ncu may take in all.")
+@json_option
+@library_errors
+def profile_command(name: str, solution: Path, report_path: Path | None, arch: str | None, nvcc_flags: str, gpu: int, timeout_s: float, as_json: bool) -> None:
+    """Profile SOLUTION's performance-size call under Nsight Compute (after
+    one verified warm-up): per kernel its duration, memory and SM throughput
+    (% of peak), achieved occupancy, registers and shared memory per block,
+    top stall reasons, and the distance from the challenge's floor."""
+    from . import profile
+    from .backends import visible_gpus
+    from .build.signature import check_signature
+    from .testdata import cache_dir
+
+    challenge = load_challenge(name)
+    profile.find_ncu()  # missing: one line before anything is built
+    gpus = visible_gpus()
+    if not gpus:
+        raise UsageFailure("profile needs a visible NVIDIA GPU (nvidia-smi lists none)")
+    if solution.suffix == ".py":
+        library = solution.resolve()
+    else:
+        check_signature(solution.read_text(errors="replace"), challenge)
+        library = nvcc.build_library(solution, cache_dir(), arch or gpus[min(gpu, len(gpus) - 1)].arch, tuple(nvcc_flags.split()))
+    report = report_path or Path(solution.stem + ".ncu-rep")
+    with stderr.status(f"profiling {solution} under Nsight Compute"):
+        result = profile.profile(challenge, solution, library, repository_root(), report.resolve(), gpu, timeout_s)
+    if as_json:
+        click.echo(json.dumps({**asdict(result), "kernel_time_s": result.kernel_time_s, "times_floor": result.times_floor}, indent=2))
+        return
+    table = Table("kernel", "duration", "memory %", "DRAM %", "SM %", "occupancy", "regs/thread", "smem/block", "block x grid", "top stalls (cycles per instruction)")
+    for k in result.kernels:
+        percent = lambda v: f"{v:.1f}%" if v is not None else "-"  # noqa: E731
+        table.add_row(
+            k.name, format_time(k.duration_s), percent(k.memory_throughput_pct), percent(k.dram_throughput_pct),
+            percent(k.sm_throughput_pct),
+            f"{percent(k.achieved_occupancy_pct)} of {percent(k.theoretical_occupancy_pct)}",
+            str(k.registers_per_thread or "-"), f"{k.shared_memory_per_block_bytes} B" if k.shared_memory_per_block_bytes is not None else "-",
+            f"{k.block_size} x {k.grid_size}", ", ".join(f"{s.reason} {s.cycles_per_instruction:.2f}" for s in k.stalls),
+        )
+    show(f"{result.challenge}: {result.solution} on {result.device}")
+    show(table)
+    if result.floor_s:
+        show(
+            f"kernels {format_time(result.kernel_time_s)} in all; floor {format_time(result.floor_s)} "
+            f"({result.bytes_moved / 1e6:.1f} MB at the {result.copy_bandwidth_bytes_per_s / 1e12:.2f} TB/s copy bandwidth "
+            f"measured in the same process): {result.times_floor:.2f}x the floor"
+        )
+    show(f"Nsight Compute report: {result.report_path} (open with ncu-ui); raw CSV: {result.csv_path}")
+
 
 
 def main() -> None:

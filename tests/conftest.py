@@ -33,6 +33,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Builds and test data go to a per-session cache, never the user's."""
+    """Builds, test data and the history go to per-session folders, never the user's."""
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
     monkeypatch.setenv("HARNESS_ROOT", str(REPO))
+    monkeypatch.setenv("HARNESS_HOME", str(tmp_path_factory.getbasetemp() / "home"))  # the history too

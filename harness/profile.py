@@ -1,0 +1,269 @@
+"""`harness profile`: a solution's official-size call under Nsight Compute.
+
+The call runs in harness.profile_target after one verified warm-up; ncu
+profiles only that call (--profile-from-start off), with the sections below,
+keeps the .ncu-rep for the GUI, and its raw page (--csv --page raw, base
+units) is parsed into a per-kernel summary: duration, memory and SM
+throughput as % of peak, achieved occupancy, registers and shared memory per
+block, the top stall reasons; and the distance from the challenge's floor
+(its byte model over the copy bandwidth measured in the same process).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .build import nvcc
+from .challenge import Challenge
+from .errors import HarnessError, ToolNotFound
+from .testdata import case_data_path
+
+SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis")
+STALL_METRIC = re.compile(r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio")
+# Collected beside the sections, so the summary never depends on a section's contents.
+METRICS = (
+    "gpu__time_duration.sum",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+    "launch__block_size",
+    "launch__grid_size",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "regex:" + STALL_METRIC.pattern,
+)
+NOT_STALLS = {"selected"}  # "selected" is the cycle a warp issues, not a stall
+TOP_STALLS = 3
+PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
+UNIT_SCALES = {
+    "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
+    "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+}
+
+
+class ProfileError(HarnessError):
+    """Profiling failed: ncu's or the solution's failure, in one line."""
+
+
+class CountersNotPermitted(ProfileError):
+    """The driver does not let this user read the GPU performance counters."""
+
+
+@dataclass(frozen=True)
+class Stall:
+    reason: str
+    cycles_per_instruction: float  # average warp cycles spent in this state per issued instruction
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    name: str
+    duration_s: float
+    memory_throughput_pct: float | None  # of peak, the busiest memory unit
+    dram_throughput_pct: float | None
+    sm_throughput_pct: float | None
+    achieved_occupancy_pct: float | None
+    theoretical_occupancy_pct: float | None
+    registers_per_thread: int | None
+    shared_memory_per_block_bytes: int | None  # static plus dynamic
+    block_size: int | None
+    grid_size: int | None
+    dram_bytes: float | None
+    stalls: list[Stall] = field(default_factory=list)  # the top ones, largest first
+
+
+@dataclass(frozen=True)
+class Profile:
+    challenge: str
+    solution: str
+    device: str
+    report_path: str  # the .ncu-rep, for ncu-ui
+    csv_path: str  # ncu's raw page, as parsed
+    kernels: list[KernelProfile]
+    bytes_moved: float | None  # the challenge's byte model at the performance size
+    copy_bandwidth_bytes_per_s: float
+    floor_s: float | None  # bytes_moved over the copy bandwidth
+
+    @property
+    def kernel_time_s(self) -> float:
+        return sum(k.duration_s for k in self.kernels)
+
+    @property
+    def times_floor(self) -> float | None:
+        return self.kernel_time_s / self.floor_s if self.floor_s else None
+
+
+def find_ncu() -> Path:
+    """ncu from PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, or beside nvcc."""
+    candidates = [shutil.which("ncu")]
+    if os.environ.get("CUDA_HOME"):
+        candidates.append(os.path.join(os.environ["CUDA_HOME"], "bin", "ncu"))
+    candidates.append("/usr/local/cuda/bin/ncu")
+    try:
+        candidates.append(str(nvcc.find_nvcc().parent / "ncu"))
+    except ToolNotFound:
+        pass
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    raise ToolNotFound("ncu (NVIDIA Nsight Compute) not found on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin: install Nsight Compute")
+
+
+def ncu_command(ncu: Path, report: Path, target: list[str], sections: tuple[str, ...] = SECTIONS) -> list[str]:
+    """Profile only the range the target opens with cudaProfilerStart. Caches
+    are flushed before each kernel, as the harness's timing flushes the L2;
+    clocks are left to the GPU, as when the harness times (ncu would lock
+    them to base otherwise)."""
+    return [
+        str(ncu), "--profile-from-start", "off", "--target-processes", "all",
+        "--cache-control", "all", "--clock-control", "none",
+        *(arg for s in sections for arg in ("--section", s)),
+        "--metrics", ",".join(METRICS),
+        "--export", str(report), "--force-overwrite",
+        *target,
+    ]
+
+
+def import_command(ncu: Path, report: Path) -> list[str]:
+    return [str(ncu), "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
+
+
+def run_ncu(command: list[str], timeout_s: float, env: dict[str, str] | None = None) -> str:
+    """Run ncu; its output (stdout and stderr) on success, else a ProfileError
+    of one line: counters not permitted, ncu's own ==ERROR==, or a timeout."""
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        start_new_session=True,  # its own process group: a timeout kills the target too
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise ProfileError(f"ncu did not finish within {timeout_s:g} s") from None
+    if PERMISSION_ERROR in output:
+        raise CountersNotPermitted(
+            f"{PERMISSION_ERROR}: this user may not read the GPU performance counters; run as root or with "
+            "CAP_PERFMON, or load the nvidia module with NVreg_RestrictProfilingToAdminUsers=0"
+        )
+    if process.returncode != 0:
+        errors = [line for line in output.splitlines() if "==ERROR==" in line]
+        raise ProfileError(errors[0].strip() if errors else f"ncu exited with status {process.returncode}: {output.strip()[-300:]}")
+    return output
+
+
+def parse_raw_csv(text: str) -> list[KernelProfile]:
+    """ncu's raw page as CSV: a header row of metric names, a row of units,
+    then one row per profiled kernel. Lines before the header (==PROF== and
+    warnings) are skipped; thousands separators and n/a are understood."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        raise ProfileError("no kernels in ncu's output (did solve() launch any?)")
+    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header, units, records = rows[0], rows[1], [r for r in rows[2:] if r]
+    if not records:
+        raise ProfileError("no kernels in ncu's output (did solve() launch any?)")
+    unit_of = dict(zip(header, units))
+    kernels = []
+    for row in records:
+        values = dict(zip(header, row))
+
+        def number(metric: str) -> float | None:
+            raw = values.get(metric, "").replace(",", "").strip()
+            try:
+                return float(raw) * UNIT_SCALES.get(unit_of.get(metric, ""), 1.0)
+            except ValueError:
+                return None  # absent, or n/a
+
+        def whole(metric: str) -> int | None:
+            value = number(metric)
+            return int(round(value)) if value is not None else None
+
+        stalls = [
+            Stall(match.group(1), value)
+            for metric in header
+            if (match := STALL_METRIC.fullmatch(metric)) and match.group(1) not in NOT_STALLS and (value := number(metric)) is not None
+        ]
+        shared = [v for v in (whole("launch__shared_mem_per_block_static"), whole("launch__shared_mem_per_block_dynamic")) if v is not None]
+        dram = [v for v in (number("dram__bytes_read.sum"), number("dram__bytes_write.sum")) if v is not None]
+        duration = number("gpu__time_duration.sum")
+        if duration is None:
+            raise ProfileError(f"ncu's output has no duration for kernel {values.get('Kernel Name', '?')}")
+        kernels.append(KernelProfile(
+            name=values.get("Kernel Name", "?"),
+            duration_s=duration,
+            memory_throughput_pct=number("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"),
+            dram_throughput_pct=number("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+            sm_throughput_pct=number("sm__throughput.avg.pct_of_peak_sustained_elapsed"),
+            achieved_occupancy_pct=number("sm__warps_active.avg.pct_of_peak_sustained_active"),
+            theoretical_occupancy_pct=number("sm__maximum_warps_per_active_cycle_pct"),
+            registers_per_thread=whole("launch__registers_per_thread"),
+            shared_memory_per_block_bytes=sum(shared) if shared else None,
+            block_size=whole("launch__block_size"),
+            grid_size=whole("launch__grid_size"),
+            dram_bytes=sum(dram) if dram else None,
+            stalls=sorted(stalls, key=lambda s: -s.cycles_per_instruction)[:TOP_STALLS],
+        ))
+    return kernels
+
+
+def profile(
+    challenge: Challenge,
+    solution: Path,
+    library: Path,
+    root: Path,
+    report: Path,
+    gpu: int = 0,
+    timeout_s: float = 600.0,
+) -> Profile:
+    """Profile the performance-size call of a built solution (a library, or
+    a Python file); the report is written to `report` (.ncu-rep) and ncu's raw
+    CSV beside it."""
+    ncu = find_ncu()
+    case = challenge.tests_of("performance")[0]
+    data = case_data_path(challenge, case, 0)
+    report = report.with_suffix(".ncu-rep") if report.suffix != ".ncu-rep" else report
+    report.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="harness-profile-") as scratch:
+        job = Path(scratch) / "job.json"
+        result_path = Path(scratch) / "result.json"
+        job.write_text(json.dumps({
+            "challenge": challenge.name, "root": str(root), "library": str(library), "test": case.name,
+            "data": str(data), "result": str(result_path),
+        }))
+        target = [sys.executable, "-m", "harness.profile_target", str(job)]
+        run_ncu(ncu_command(ncu, report, target), timeout_s, env=dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu)))
+        if not result_path.exists():
+            raise ProfileError("the profiled process ended without a result (crashed?)")
+        result = json.loads(result_path.read_text())
+    if not result["passed"]:
+        raise ProfileError(f"the {result['phase']} call failed ({result['reason']}): {result['message']}")
+    if not report.exists():
+        raise ProfileError("ncu wrote no report: no kernel ran between cudaProfilerStart and cudaProfilerStop")
+    raw = run_ncu(import_command(ncu, report), timeout_s)
+    csv_path = report.with_suffix(".csv")
+    csv_path.write_text(raw)
+    bytes_moved = challenge.cost_of("bytes", case.sizes)
+    bandwidth = result["copy_bandwidth_bytes_per_s"]
+    return Profile(
+        challenge=challenge.name, solution=str(solution), device=result["device"], report_path=str(report),
+        csv_path=str(csv_path), kernels=parse_raw_csv(raw), bytes_moved=bytes_moved,
+        copy_bandwidth_bytes_per_s=bandwidth, floor_s=bytes_moved / bandwidth if bytes_moved else None,
+    )

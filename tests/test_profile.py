@@ -1,0 +1,179 @@
+"""`harness profile`: the ncu command line, the parsing of ncu's raw page
+(--csv --page raw --print-units base), one-line errors (ncu missing,
+counters not permitted, ncu failing or hanging), and the printed summary.
+
+profile_data/ncu-raw-constructed.csv was written by hand in the layout ncu
+prints (a header of metric names, a row of units, a row per kernel, values
+with thousands separators, n/a) with the documented metric names this module
+requests; its numbers are made up. gpu/workflow.sh saves the raw CSV of a
+real run on an H200, which can replace it. The gpu-marked test profiles the
+reference for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness import profile
+from harness.cli import cli
+from harness.errors import ExitCode, ToolNotFound
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = Path(__file__).with_name("profile_data") / "ncu-raw-constructed.csv"
+
+
+def test_the_raw_page_becomes_a_per_kernel_summary():
+    scan, fixup = profile.parse_raw_csv(FIXTURE.read_text())
+    assert scan.name.startswith("selective_scan_chunks(") and fixup.name == "carry_fixup(float *, int, int)"
+    assert scan.duration_s == pytest.approx(91.328e-6) and fixup.duration_s == pytest.approx(4.512e-6)
+    assert scan.memory_throughput_pct == 27.41 and scan.dram_throughput_pct == 24.87 and scan.sm_throughput_pct == 71.36
+    assert scan.achieved_occupancy_pct == 45.12 and scan.theoretical_occupancy_pct == 50
+    assert (scan.registers_per_thread, scan.shared_memory_per_block_bytes, scan.block_size, scan.grid_size) == (64, 8448, 256, 1024)
+    assert scan.dram_bytes == 69_412_352 + 33_619_968
+    assert [(s.reason, s.cycles_per_instruction) for s in scan.stalls] == [
+        ("math_pipe_throttle", 4.87), ("long_scoreboard", 2.91), ("short_scoreboard", 1.46)
+    ]
+    assert fixup.dram_throughput_pct is None  # n/a
+    assert fixup.shared_memory_per_block_bytes == 2048  # static plus dynamic
+    assert [s.reason for s in fixup.stalls] == ["long_scoreboard", "barrier", "wait"]
+    assert all(s.reason != "selected" for k in (scan, fixup) for s in k.stalls)  # issuing is not a stall
+
+
+def test_units_other_than_base_are_scaled():
+    lines = FIXTURE.read_text().splitlines()
+    lines[2] = lines[2].replace('"nsecond"', '"usecond"')
+    lines[3] = lines[3].replace('"91,328"', '"91.328"')
+    scan = profile.parse_raw_csv("\n".join(lines))[0]
+    assert scan.duration_s == pytest.approx(91.328e-6)
+
+
+@pytest.mark.parametrize("text", ["==PROF== Disconnected\n", FIXTURE.read_text().split("\n")[0] + "\n" + "\n".join(FIXTURE.read_text().splitlines()[1:3])])
+def test_output_without_kernels_is_a_clear_error(text):
+    with pytest.raises(profile.ProfileError, match="no kernels"):
+        profile.parse_raw_csv(text)
+
+
+def test_the_command_profiles_only_the_marked_range_with_the_chosen_sections(tmp_path):
+    command = profile.ncu_command(Path("/opt/ncu"), tmp_path / "r.ncu-rep", ["python", "-m", "harness.profile_target", "job.json"])
+    assert command[0] == "/opt/ncu" and command[-4:] == ["python", "-m", "harness.profile_target", "job.json"]
+    joined = " ".join(command)
+    assert "--profile-from-start off" in joined and "--cache-control all" in joined and "--clock-control none" in joined
+    assert [command[i + 1] for i, a in enumerate(command) if a == "--section"] == list(profile.SECTIONS)
+    assert command[command.index("--export") + 1] == str(tmp_path / "r.ncu-rep")
+    metrics = command[command.index("--metrics") + 1].split(",")
+    assert "gpu__time_duration.sum" in metrics and any(m.startswith("regex:smsp__average_warps_issue_stalled_") for m in metrics)
+    assert profile.import_command(Path("/opt/ncu"), tmp_path / "r.ncu-rep")[1:] == [
+        "--import", str(tmp_path / "r.ncu-rep"), "--csv", "--page", "raw", "--print-units", "base"
+    ]
+
+
+def fake_ncu(folder: Path, body: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "ncu"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_counters_not_permitted_is_one_clear_line(tmp_path):
+    ncu = fake_ncu(tmp_path, 'echo "==PROF== Connected to process 1"\n'
+                             'echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0." >&2\n'
+                             "exit 1")
+    with pytest.raises(profile.CountersNotPermitted) as raised:
+        profile.run_ncu([str(ncu)], timeout_s=30)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("ERR_NVGPUCTRPERM") and "CAP_PERFMON" in message
+
+
+def test_an_ncu_failure_reports_its_error_line(tmp_path):
+    ncu = fake_ncu(tmp_path, 'echo "==ERROR== The application returned an error code (1)."\nexit 1')
+    with pytest.raises(profile.ProfileError, match=r"^==ERROR== The application returned an error code \(1\)\.$"):
+        profile.run_ncu([str(ncu)], timeout_s=30)
+
+
+def test_a_hanging_ncu_is_killed_with_its_children(tmp_path):
+    marker = tmp_path / "child.pid"
+    ncu = fake_ncu(tmp_path, f"sleep 60 &\necho $! > {marker}\nwait")
+    with pytest.raises(profile.ProfileError, match="did not finish within 1 s"):
+        profile.run_ncu([str(ncu)], timeout_s=1)
+    stat = Path(f"/proc/{int(marker.read_text())}/stat")
+    assert not stat.exists() or stat.read_text().split(")")[1].split()[0] == "Z"  # gone, or dead and not yet reaped
+
+
+def ncu_installed() -> bool:
+    try:
+        profile.find_ncu()
+        return True
+    except ToolNotFound:
+        return False
+
+
+def test_missing_ncu_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    if ncu_installed():
+        pytest.skip("ncu is installed at a fixed location here")
+    result = CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(REPO / "reference" / "ssm_selective_scan.cu")])
+    assert result.exit_code == ExitCode.USAGE
+    assert "ncu (NVIDIA Nsight Compute) not found" in result.output
+
+
+def test_profile_without_a_gpu_says_so(tmp_path, monkeypatch):
+    fake_ncu(tmp_path / "bin", "exit 0")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr("harness.backends.visible_gpus", lambda: [])
+    result = CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(REPO / "reference" / "ssm_selective_scan.cu")])
+    assert result.exit_code == ExitCode.USAGE and "profile needs a visible NVIDIA GPU" in result.output
+
+
+def test_the_summary_names_each_kernel_and_the_distance_from_the_floor(tmp_path, monkeypatch):
+    """The printing path, with the profiling itself replaced by the fixture."""
+    fake_ncu(tmp_path / "bin", "exit 0")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr("harness.backends.visible_gpus", lambda: ["a GPU"])
+    seen = {}
+
+    def fake_profile(challenge, solution, library, root, report, gpu, timeout_s):
+        seen.update(solution=solution, library=library, report=report)
+        return profile.Profile(
+            challenge=challenge.name, solution=str(solution), device="NVIDIA H200", report_path=str(report),
+            csv_path=str(report.with_suffix(".csv")), kernels=profile.parse_raw_csv(FIXTURE.read_text()),
+            bytes_moved=102.8e6, copy_bandwidth_bytes_per_s=4.0e12, floor_s=102.8e6 / 4.0e12,
+        )
+
+    monkeypatch.setattr(profile, "profile", fake_profile)
+    python_solution = REPO / "solutions" / "ssm_selective_scan" / "cupy_warp_per_channel.py"  # nothing to build
+    monkeypatch.chdir(tmp_path)
+    table = CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(python_solution)])
+    assert table.exit_code == 0, table.output
+    assert seen["report"] == tmp_path / "cupy_warp_per_channel.ncu-rep" and seen["library"] == python_solution
+    assert "selective_scan_chunks" in table.output and "carry_fixup" in table.output
+    assert "math_pipe_throttle 4.87" in table.output and "45.1% of 50.0%" in table.output
+    assert "3.73x the floor" in table.output  # (91.328 + 4.512) us over 102.8 MB / 4 TB/s = 25.7 us
+    assert "cupy_warp_per_channel.ncu-rep (open with ncu-ui)" in table.output
+    document = json.loads(CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(python_solution), "--json"]).stdout)
+    assert document["times_floor"] == pytest.approx((91.328e-6 + 4.512e-6) / (102.8e6 / 4.0e12))
+    assert document["kernels"][0]["stalls"][0] == {"reason": "math_pipe_throttle", "cycles_per_instruction": 4.87}
+
+
+@pytest.mark.gpu
+def test_profiling_the_reference_on_a_gpu(tmp_path):
+    if not ncu_installed():
+        pytest.skip("ncu (Nsight Compute) is not installed")
+    report = tmp_path / "reference.ncu-rep"
+    result = CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(REPO / "reference" / "ssm_selective_scan.cu"), "-o", str(report), "--json"])
+    if result.exit_code == ExitCode.USAGE and "ERR_NVGPUCTRPERM" in result.output:
+        pytest.skip("this user may not read the GPU performance counters")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert report.exists() and Path(document["csv_path"]).exists()
+    assert document["kernels"] and all(k["duration_s"] > 0 for k in document["kernels"])
+    assert all(k["registers_per_thread"] and k["stalls"] for k in document["kernels"])
+    # The reference runs in about 90 us on an H200 against a floor of about 25 us (README).
+    assert 1.0 < document["times_floor"] < 50
