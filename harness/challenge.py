@@ -14,7 +14,7 @@ import importlib.util
 import re
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from types import ModuleType
@@ -33,14 +33,22 @@ ROLES = ("input", "output", "size")
 
 @dataclass(frozen=True)
 class DType:
-    """An element type of solve()'s arrays: its C name, and its name in NumPy and CuPy."""
+    """An element type of solve()'s arrays: its C name (and the other spellings
+    C accepts for it), its name in NumPy and CuPy, and the bit pattern that
+    marks an output element the solution never wrote."""
 
     c_name: str
     array_name: str
+    poison: int  # a quiet NaN no arithmetic produces (floats); a count no test reaches (ints)
+    c_aliases: tuple[str, ...] = ()
 
 
 # The one table of element types (the C signature, test data and the call buffers read it).
-DTYPES = {"float32": DType("float", "float32"), "int32": DType("int", "int32")}
+DTYPES = {
+    "float32": DType("float", "float32", 0x7FC0FFEE),
+    "int32": DType("int", "int32", 0x7FC0FFEE),
+    "float16": DType("half", "float16", 0x7EEE, ("__half",)),  # cuda_fp16.h; canonical NaNs are 0x7E00 and 0x7FFF
+}
 TEST_KINDS = ("example", "functional", "performance")
 TOPIC_PATTERN = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")  # lower-case words joined by hyphens: "shared-memory"
 
@@ -123,6 +131,7 @@ class Challenge:
     difficulty: Difficulty
     topics: tuple[str, ...]
     tolerance_overrides: dict[str, Tolerance] = field(default_factory=dict)
+    hidden_seeds: bool = False  # the generated tests' seeds come from a grader's secret (with_secret_seeds)
     metadata: dict[str, Any] = field(repr=False, default_factory=dict)
 
     def tolerance_for(self, output: str) -> Tolerance:
@@ -228,6 +237,26 @@ def challenge_names(root: Path | None = None) -> list[str]:
     if not base.is_dir():
         return []
     return sorted(p.name for p in base.iterdir() if (p / "challenge.toml").is_file())
+
+
+SECRET_SEEDS_ENV = "HARNESS_SECRET_SEEDS"
+
+
+def with_secret_seeds(challenge: Challenge, secret: str) -> Challenge:
+    """The challenge with every generated test's seed replaced by one derived
+    from a grader's secret and the test's name: the same sizes and
+    distributions on data nobody could tune a solution for. The example keeps
+    its literal inputs."""
+    if not secret:
+        raise ChallengeError("the secret for hidden seeds is empty")
+
+    def derived(case: TestCase) -> TestCase:
+        if case.seed is None:
+            return case
+        digest = hashlib.sha256(f"{secret}\0{challenge.name}\0{case.name}".encode()).digest()
+        return replace(case, seed=int.from_bytes(digest[:8], "little"))
+
+    return replace(challenge, tests=tuple(map(derived, challenge.tests)), hidden_seeds=True)
 
 
 def select_challenges(

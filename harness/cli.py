@@ -35,6 +35,7 @@ from .github import annotations
 from .grading import Item, Shard, collect, shard_of
 from .junit import junit_xml
 from .plan import make_plan
+from .repeatability import Repeatability, repeatability
 from .report import failure_lines, format_time, leaderboard
 from .starters import LANGUAGES, python_starter
 from .testdata import cache_dir
@@ -149,6 +150,7 @@ def evaluation_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--sanitize", is_flag=True, help="Correctness tests under a memory checker, no timing. cuda: compute-sanitizer memcheck, racecheck and initcheck in turn; emu: AddressSanitizer. Findings are reported with .cu file:line."),
         click.option("--skip-python", is_flag=True, help="Leave Python solutions out (they need the cuda backend); without it, a skipped solution counts as not passed."),
         click.option("-v", "--verbose", is_flag=True, help="List every test of every solution, passed or not."),
+        click.option("--secret-seeds", "secret_seeds", type=click.File("r"), callback=lambda ctx, param, f: f.read().strip() if f else None, default=None, help="A grader's secret (a file, or $HARNESS_SECRET_SEEDS): the generated tests' seeds are derived from it and left out of every report."),
         click.option("--no-history", is_flag=True, help="Do not record the results in the local history (see `harness history`)."),
         click.option("--html", "html_path", type=click.Path(path_type=Path), callback=writable_file, default=None, help="Also write the report as one self-contained HTML file with plots (see `harness report`)."),
         json_option,
@@ -326,6 +328,7 @@ def _grade_and_report(
     junit_path: Path | None = None,
     no_history: bool = False,
     html_path: Path | None = None,
+    repeat: int = 1,
     **given: Any,
 ) -> None:
     """The one path behind run, check, bench and grade: plan, evaluate, then
@@ -344,15 +347,27 @@ def _grade_and_report(
     for line in notes:
         stderr.print(line, markup=False)
     root = repository_root()
-    with Progress() as progress:
-        evaluation = evaluate(items, plan, root, progress)
-    report = document.report_of(evaluation, (shard.index, shard.count) if shard else None)
-    if not no_history:
-        history.record_or_warn(report, click.get_current_context().info_name or "", root, lambda text: stderr.print(f"warning: {text}", markup=False))
+    reports, exit_code = [], ExitCode.OK
+    for run_number in range(1, repeat + 1):
+        if repeat > 1:
+            stderr.print(f"run {run_number} of {repeat}", markup=False)
+        with Progress() as progress:
+            evaluation = evaluate(items, plan, root, progress)
+        report = document.report_of(evaluation, (shard.index, shard.count) if shard else None)
+        reports.append(report)
+        exit_code = max(exit_code, evaluation.exit_code())
+        if not no_history:
+            history.record_or_warn(report, click.get_current_context().info_name or "", root, lambda text: stderr.print(f"warning: {text}", markup=False))
+        if not as_json:
+            _print_leaderboards(evaluation, verbose)
+        if evaluation.interrupted_by is not None:
+            stderr.print(f"interrupted: {sum(g.result.reason != 'interrupted' for g in evaluation.graded)} of {len(evaluation.graded)} solutions finished", markup=False)
+            break
+    rows = repeatability(reports)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
-    else:
-        _print_leaderboards(evaluation, verbose)
+        click.echo(json.dumps(report if repeat == 1 else {"runs": reports, "repeatability": [_repeat_record(r) for r in rows]}, indent=2))
+    elif repeat > 1:
+        show(_repeat_table(rows))
     if report_path:
         report_path.write_text(json.dumps(report, indent=2) + "\n")
     if junit_path:
@@ -362,9 +377,23 @@ def _grade_and_report(
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in annotations(report):
             click.echo(line)
-    if evaluation.interrupted_by is not None:
-        stderr.print(f"interrupted: {sum(g.result.reason != 'interrupted' for g in evaluation.graded)} of {len(evaluation.graded)} solutions finished", markup=False)
-    sys.exit(evaluation.exit_code())
+    sys.exit(exit_code)
+
+
+def _repeat_record(row: Repeatability) -> dict[str, Any]:
+    return {**asdict(row), "median_spread": row.median_spread, "speedup_spread": row.speedup_spread}
+
+
+def _repeat_table(rows: list[Repeatability]) -> Table:
+    """Each timed solution's median and speedup in every run, and their spread."""
+    percent = lambda v: f"{v * 100:.2f}%" if v is not None else "-"  # noqa: E731
+    table = Table("solution", "medians, run by run", "spread", "vs ref, run by run", "spread", title="repeatability", title_justify="left")
+    for row in rows:
+        table.add_row(
+            row.key, " ".join(format_time(m) for m in row.medians_s), percent(row.median_spread),
+            " ".join(f"{v:.3f}x" for v in row.speedups) or "-", percent(row.speedup_spread),
+        )
+    return table
 
 
 def _print_leaderboards(evaluation: Evaluation, verbose: bool) -> None:
@@ -429,6 +458,7 @@ def check(name: str, solutions: tuple[Path, ...], **settings: Any) -> None:
 @evaluation_options
 @timing_options
 @click.option("--no-baseline", is_flag=True, help="Do not time reference/NAME.cu beside the given solutions.")
+@click.option("--repeat", type=click.IntRange(1), default=1, show_default=True, help="Time everything this many times, in separate runs, and print how far the medians and speedups moved between runs.")
 @library_errors
 def bench(name: str, solutions: tuple[Path, ...], no_baseline: bool, **settings: Any) -> None:
     """Timing only (every timed call still verified), at the performance size.

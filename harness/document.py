@@ -40,8 +40,9 @@ def challenge_record(challenge: Challenge) -> dict[str, Any]:
         "signature": challenge.signature(),
         "tolerance": asdict(challenge.tolerance),
         "output_tolerances": {name: asdict(t) for name, t in challenge.tolerance_overrides.items()},
+        "hidden_seeds": challenge.hidden_seeds,  # then no seed is written: they would give the secret data away
         "tests": [
-            {"name": t.name, "kind": t.kind, "sizes": t.sizes, "distribution": t.distribution, "seed": t.seed}
+            {"name": t.name, "kind": t.kind, "sizes": t.sizes, "distribution": t.distribution, "seed": None if challenge.hidden_seeds else t.seed}
             for t in challenge.tests
         ],
     }

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import lifecycle
 from .builds import Built, build_all
-from .challenge import Challenge, load_challenge
+from .challenge import Challenge, load_challenge, with_secret_seeds
 from .errors import ExitCode, HarnessError
 from .grading import Item, with_baselines
 from .lifecycle import Cancellation
@@ -77,6 +77,8 @@ def evaluate(
     if plan.baselines:
         items = with_baselines(items, root)
     challenges = {name: load_challenge(name, root) for name in sorted({i.challenge for i in items})}
+    if plan.secret_seeds:
+        challenges = {name: with_secret_seeds(c, plan.secret_seeds) for name, c in challenges.items()}
     for challenge in challenges.values():
         check_test_name(challenge, plan)
     evaluation = Evaluation(plan, root, challenges)

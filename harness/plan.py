@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .backends import Backend
 from .build import nvcc
-from .challenge import Challenge, TestCase
+from .challenge import SECRET_SEEDS_ENV, Challenge, TestCase
 from .errors import HarnessError
 from .timing.loop import Budget
 
@@ -52,6 +53,7 @@ class Plan:
     sanitize: bool = False  # emu: AddressSanitizer build; cuda: the tests under compute-sanitizer
     only_test: str | None = None  # run this one test (example, functional or performance)
     skip_python: bool = False  # the user asked to leave Python solutions out
+    secret_seeds: str | None = field(default=None, repr=False)  # a grader's secret: hidden test seeds (challenge.with_secret_seeds)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backend", Backend(self.backend))
@@ -102,7 +104,10 @@ def make_plan(backend: Backend, *, check: bool, time: bool, given: dict[str, Any
         "backend": backend, "check": check, "time": time, "budget": budget, "sanitize": sanitize,
         "timeout_s": given.get("timeout_s"), "only_test": given.get("only_test"),
         "skip_python": bool(given.get("skip_python")), "baselines": bool(given.get("baselines")) and time,
+        "secret_seeds": given.get("secret_seeds") or os.environ.get(SECRET_SEEDS_ENV) or None,
     }
+    if settings["secret_seeds"]:
+        notes.append("hidden seeds: the generated tests use seeds derived from the grader's secret; reports leave the seeds out")
     if given.get("criterion") is not None:
         settings["criterion"] = given["criterion"]
     if backend == Backend.CUDA:

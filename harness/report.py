@@ -104,6 +104,8 @@ def failure_lines(results: list[SolutionResult], verbose: bool = False) -> list[
             not_run = sum(t.reason == Reason.NOT_RUN for t in result.tests)
             lines.append(f"  failed: {', '.join(failing)}" + (f" ({not_run} not run after it)" if not_run else ""))
         lines.extend(_output_lines(result))
+        if result.timing and result.timing.clock_note:
+            lines.append(f"{result.solution}: the GPU clock did not hold while it was timed ({result.timing.clock_note}): compare with care")
         if result.timing and result.timing.stop_reason == StopReason.TIME_BUDGET:
             lines.append(f"{result.solution}: time budget reached after {len(result.timing.gpu_time_s)} timed calls")
     return lines

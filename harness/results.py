@@ -11,6 +11,7 @@ from typing import Any
 
 from .errors import TextEnum
 from .timing.loop import StopReason
+from .backends.gpu_state import GpuState
 from .validation import Comparison
 
 class Reason(TextEnum):
@@ -33,6 +34,7 @@ class Reason(TextEnum):
     EXITED = "exited"
     TIMEOUT = "timeout"
     TIMING_ESCAPE = "timing_escape"
+    HOST_WORK_ESCAPE = "host_work_escape"
     EXCEPTION = "exception"
     MISSING_PACKAGE = "missing_package"
     NOT_RUN = "not_run"
@@ -58,6 +60,7 @@ REASONS = {
     Reason.EXITED: "solve() ended the process",
     Reason.TIMEOUT: "did not finish in time",
     Reason.TIMING_ESCAPE: "work escaped the timer",
+    Reason.HOST_WORK_ESCAPE: "left a thread or process running after solve()",
     Reason.EXCEPTION: "solve() raised an exception",
     Reason.MISSING_PACKAGE: "needs a Python package that is not installed",
     Reason.NOT_RUN: "not run",
@@ -94,6 +97,14 @@ class TimingResult:
     copy_bandwidth_bytes_per_s: float | None
     escaped: bool
     device: str = ""
+    gpu_state_before: GpuState | None = None  # SM clock and temperature as timing began
+    gpu_state_after: GpuState | None = None
+    clock_note: str | None = None  # why the clock cannot be trusted to have held (gpu_state.clock_moved)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TimingResult:
+        states = {k: GpuState(**{**v, "slowdowns": tuple(v["slowdowns"])}) if v else None for k, v in data.items() if k.startswith("gpu_state_")}
+        return cls(**{**data, **states})
 
 
 @dataclass

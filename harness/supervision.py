@@ -142,7 +142,10 @@ def _watch(child: subprocess.Popen[bytes], job: Job, events: _Events, on_test: T
     while child.poll() is None:
         for event in events.items[seen:]:
             seen += 1
-            if event["event"] == "start":
+            if event["event"] == "prepare":  # the harness's own checks, rehearsed: not the solution's time
+                current, limit = f"preparing {event['test']}", job.startup_limit_s
+                deadline = time.monotonic() + limit
+            elif event["event"] == "start":
                 current, limit = event["test"], job.limit_of(event["test"])
                 deadline = time.monotonic() + limit
                 if on_test:
@@ -171,7 +174,7 @@ def interpret(challenge: Challenge, result: SolutionResult, ending: Ending, job:
             result.tests.append(test_result_from_dict(event["result"]))
             in_progress = None
         elif kind == "timing":
-            result.timing = TimingResult(**event["result"])
+            result.timing = TimingResult.from_dict(event["result"])
         elif kind == "error":
             return result.fail(Reason(event["reason"]), event["message"])
         elif kind == "fatal":
@@ -186,7 +189,10 @@ def interpret(challenge: Challenge, result: SolutionResult, ending: Ending, job:
     elif sanitizer and not finished:
         _record_abort(challenge, result, in_progress, Reason.SANITIZER, sanitizer + where)
     elif ending.timed_out_in is not None:
-        what = f"during test {ending.timed_out_in}" if ending.timed_out_in else "while starting (loading the solution)"
+        what = (
+            f"while {ending.timed_out_in} (the harness's checks, before the solution's clock)" if ending.timed_out_in.startswith("preparing ")
+            else f"during test {ending.timed_out_in}" if ending.timed_out_in else "while starting (loading the solution)"
+        )
         why = "set by --timeout" if job.fixed_limits else "the limit for its size; --timeout overrides it"
         _record_abort(challenge, result, in_progress, Reason.TIMEOUT, f"no result within {ending.limit_s:g} s {what} ({why})")
     elif not finished and not ready:

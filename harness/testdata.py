@@ -82,7 +82,7 @@ def compute_expected(challenge: Challenge, case: TestCase, inputs: dict[str, np.
 
 def case_data_path(challenge: Challenge, case: TestCase, variant: int = 0) -> Path:
     """Where the data of (case, variant) is cached; produced on first use."""
-    key = hashlib.sha256(f"{challenge.content_hash}:{case.name}:{variant}".encode()).hexdigest()[:20]
+    key = hashlib.sha256(f"{challenge.content_hash}:{case.name}:{case.seed}:{variant}".encode()).hexdigest()[:20]
     path = cache_dir() / "data" / challenge.name / f"{case.name}-{variant}-{key}.npz"
     if not path.exists():
         inputs = make_inputs(challenge, case, variant)

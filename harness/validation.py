@@ -57,31 +57,52 @@ class Comparison:
 
 
 class GuardedArray:
-    """An array with canary words on both sides inside one allocation."""
+    """An array with canary words on both sides inside one allocation. Arrays
+    whose bytes do not fill whole words (an odd number of halves) end in
+    padding that holds canaries too, so a write one element past the end is
+    caught at every element width."""
 
-    def __init__(self, xp: Any, shape: tuple[int, ...], dtype: Any):
+    def __init__(self, xp: Any, shape: tuple[int, ...], dtype: Any, poison: int = POISON_BITS):
         self.xp = xp
+        self.dtype = np.dtype(dtype)
         self.size = int(np.prod(shape, dtype=np.int64))
-        self.words = xp.empty(self.size + 2 * GUARD_ELEMENTS, dtype=xp.uint32)
+        self.nbytes = self.size * self.dtype.itemsize
+        self.body_words = -(-self.nbytes // 4)
+        self.bits = getattr(xp, f"uint{8 * self.dtype.itemsize}")  # the same width, compared bit for bit
+        self.poison_bits = poison
+        self.words = xp.empty(self.body_words + 2 * GUARD_ELEMENTS, dtype=xp.uint32)
         self.words[:GUARD_ELEMENTS] = CANARY_BITS
-        self.words[GUARD_ELEMENTS + self.size :] = CANARY_BITS
-        self.array = self.words[GUARD_ELEMENTS : GUARD_ELEMENTS + self.size].view(dtype).reshape(shape)
+        self.words[GUARD_ELEMENTS + self.body_words - (1 if self.padding else 0) :] = CANARY_BITS
+        body = self.words[GUARD_ELEMENTS : GUARD_ELEMENTS + self.body_words].view(xp.uint8)
+        self.array = body[: self.nbytes].view(self.dtype).reshape(shape)
+        self._padding = body[self.nbytes :]
+        self._padding_canary = self._padding.copy()
+
+    @property
+    def padding(self) -> int:
+        return 4 * self.body_words - self.nbytes
 
     def fill(self, values: Any) -> None:
         self.array[...] = self.xp.asarray(values).reshape(self.array.shape)
 
     def poison(self) -> None:
-        self.words[GUARD_ELEMENTS : GUARD_ELEMENTS + self.size] = POISON_BITS
+        self.array.view(self.bits)[...] = self.poison_bits
 
     def unwritten(self) -> Any:
         """Mask of elements still holding the poison."""
-        body = self.words[GUARD_ELEMENTS : GUARD_ELEMENTS + self.size]
-        return (body == POISON_BITS).reshape(self.array.shape)
+        return self.array.view(self.bits) == self.poison_bits
+
+    def same_bits(self, other: Any) -> bool:
+        """Whether the array holds exactly `other`, bit for bit (NaNs included)."""
+        return bool(self.xp.array_equal(self.array.view(self.bits), other.view(self.bits)))
 
     def guard_damage(self) -> tuple[int, int]:
-        """Number of canary words overwritten before and after the array."""
+        """Number of canary words overwritten before and after the array (the
+        padding after an odd number of halves counts as one word)."""
         before = int((self.words[:GUARD_ELEMENTS] != CANARY_BITS).sum())
-        after = int((self.words[GUARD_ELEMENTS + self.size :] != CANARY_BITS).sum())
+        after = int((self.words[GUARD_ELEMENTS + self.body_words :] != CANARY_BITS).sum())
+        if self.padding and not bool(self.xp.array_equal(self._padding, self._padding_canary)):
+            after += 1
         return before, after
 
     @property

@@ -21,7 +21,9 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any, cast
 
+from . import host_activity
 from .backends import Backend, Runtime, ScheduledRuntime, TimingRuntime
+from .backends.gpu_state import clock_moved
 from .backends.python_solution import exception_reason
 from .calls import CallSite, Verdict
 from .validation import Comparison
@@ -40,7 +42,30 @@ from .timing.loop import Sample, measure
 ESCAPE_RELATIVE = 0.25
 ESCAPE_ABSOLUTE_S = 20e-6
 
+# Timing starts once the GPU has run the solution this long: its clock ramps up
+# from idle (345 MHz measured on an idle H200) within milliseconds of load.
+WARMUP_S = 0.2
+
 Solve = Callable[[CallSite], None]  # calls the solution's solve() for a call site
+
+
+class HostWorkEscaped(Exception):
+    """solve() returned with a thread or child process it started still running."""
+
+    reason = Reason.HOST_WORK_ESCAPE
+
+
+def guarded(solve: Solve) -> Solve:
+    """solve(), held to the rule that it leaves no thread or child process running."""
+
+    def call(site: CallSite) -> None:
+        before = host_activity.snapshot()
+        solve(site)
+        escaped = host_activity.snapshot().escaped_since(before)
+        if escaped:
+            raise HostWorkEscaped(escaped)
+
+    return call
 
 
 class EventLog:
@@ -69,9 +94,11 @@ def run_tests(
     on the same buffers). Returns False if a backend error ended the run."""
     for case in cases:
         test = challenge.test(case.name)
+        site = CallSite(runtime.xp, challenge, test.sizes)
+        log.emit("prepare", test=test.name)
+        site.rehearse(load_case_data(Path(case.data[0])))
         log.emit("start", test=test.name)
         started = time.perf_counter()
-        site = CallSite(runtime.xp, challenge, test.sizes)
         verdict, calls = Verdict(True), 0
         for data_path in case.data:
             data = load_case_data(Path(data_path))
@@ -81,7 +108,7 @@ def run_tests(
                 verdict = _call_and_verify(runtime, solve, site)
                 if verdict.passed and runtime.recheck_schedules:
                     verdict = race_under_other_schedules(cast(ScheduledRuntime, runtime), solve, site) or verdict
-            except runtime.error_types as error:
+            except (HostWorkEscaped, *runtime.error_types) as error:
                 _emit_test(log, test, backend_failure(error), calls, started)
                 return False
             except Exception as error:  # noqa: BLE001 - a Python solution raised: its verdict
@@ -121,8 +148,9 @@ def _call_and_verify(runtime: Runtime, solve: Solve, site: CallSite) -> Verdict:
 
 
 def backend_failure(error: Exception) -> Verdict:
-    """A CUDA error (by name) or an emulator failure ends the run: after a
-    sticky CUDA error the context is gone for every later call."""
+    """A CUDA error (by name), an emulator failure or host work left running
+    ends the run: after a sticky CUDA error the context is gone for every
+    later call, and a thread left running can touch any later call's buffers."""
     return Verdict(False, Reason(getattr(error, "reason", Reason.CUDA_ERROR)), str(error))
 
 
@@ -131,13 +159,15 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
     sets at the same addresses and is verified, so caching, call counting and
     skipped work fail instead of looking fast."""
     test = challenge.test(spec.name)
-    log.emit("start", test=test.name, phase="timing")
-    started = time.perf_counter()
     site = CallSite(runtime.xp, challenge, test.sizes)
+    log.emit("prepare", test=test.name)
     data_sets = []
     for path in spec.data:
         data = load_case_data(Path(path))
         data_sets.append(({k: runtime.xp.asarray(v) for k, v in data.inputs.items()}, {k: runtime.xp.asarray(v) for k, v in data.expected.items()}))
+    site.rehearse(load_case_data(Path(spec.data[0])))
+    log.emit("start", test=test.name, phase="timing")
+    started = time.perf_counter()
     failure: list[Verdict] = []
     worst: list[Comparison] = []  # the comparisons of the timed call closest to failing
     calls = 0
@@ -147,7 +177,17 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         site.load(*data_sets[calls % len(data_sets)])
         site.prepare()
         calls += 1
-        sample = runtime.timed_call(lambda: solve(site))
+        before = host_activity.snapshot()
+        escaped: list[str] = []
+
+        def after_call() -> None:  # at solve()'s return, behind the end event
+            message = host_activity.snapshot().escaped_since(before)
+            if message:
+                escaped.append(message)
+
+        sample = runtime.timed_call(lambda: solve(site), after_call)
+        if escaped:
+            raise HostWorkEscaped(escaped[0])
         verdict = site.verify()
         if not verdict.passed:
             verdict.message = f"timed call {calls}: {verdict.message}"
@@ -158,12 +198,19 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         return sample
 
     try:
-        timed()  # warm-up: module load, lazy allocations; verified, not recorded
+        # warm-up: module load, lazy allocations, the clock ramping up; verified, not recorded
+        warm_until = time.perf_counter() + WARMUP_S
+        while True:
+            timed()
+            if time.perf_counter() >= warm_until:
+                break
+        state_before = runtime.gpu_state()
         measurement = measure(timed, make_criterion(spec.criterion), spec.budget)
+        state_after = runtime.gpu_state()
     except _StopTiming:
         _emit_test(log, test, failure[0], calls, started)
         return
-    except runtime.error_types as error:
+    except (HostWorkEscaped, *runtime.error_types) as error:
         _emit_test(log, test, backend_failure(error), calls, started)
         return
     except Exception as error:  # noqa: BLE001 - a Python solution raised: its verdict
@@ -171,7 +218,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         return
     gpu = [s.gpu_time_s for s in measurement.samples]
     wall = [s.wall_time_s for s in measurement.samples]
-    overhead = runtime.call_overhead()
+    overhead = runtime.call_overhead(host_activity.snapshot)  # the same path, the host-work check included
     escaped = _escaped(gpu, wall, overhead)
     verdict = Verdict(True, comparisons=worst)
     if escaped:
@@ -193,6 +240,9 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         copy_bandwidth_bytes_per_s=runtime.copy_bandwidth(),
         escaped=escaped,
         device=runtime.device_name,
+        gpu_state_before=state_before,
+        gpu_state_after=state_after,
+        clock_note=clock_moved(state_before, state_after),
     )
     log.emit("timing", result=asdict(timing))
 
@@ -250,7 +300,7 @@ def main(log: EventLog, job: Job) -> int:
         verdict = raised(error, solution_path)
         log.emit("error", reason=verdict.reason, message=verdict.message)
         return 0
-    if run_tests(runtime, solve, challenge, job.tests, log, solution_path) and job.timing:
+    if run_tests(runtime, guarded(solve), challenge, job.tests, log, solution_path) and job.timing:
         run_timing(cast(TimingRuntime, runtime), solve, challenge, job.timing, log, solution_path)
     log.emit("done")
     return 0

@@ -10,7 +10,7 @@ import pytest
 
 import harness.challenge as model
 from harness.build.signature import check_signature
-from harness.challenge import Difficulty, Tolerance, challenge_names, load_challenge, repository_root, select_challenges
+from harness.challenge import Difficulty, Tolerance, challenge_names, load_challenge, repository_root, select_challenges, with_secret_seeds
 from harness.errors import ChallengeError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -156,3 +156,19 @@ def test_harness_root_without_challenges_is_a_clear_error(roots, monkeypatch, tm
     monkeypatch.setenv("HARNESS_ROOT", str(tmp_path / "nowhere"))
     with pytest.raises(ChallengeError, match=r"HARNESS_ROOT=.*nowhere has no challenges/ folder"):
         repository_root()
+
+
+def test_secret_seeds_change_every_generated_test_and_keep_the_example():
+    challenge = load_challenge("ssm_selective_scan", REPO)
+    hidden = with_secret_seeds(challenge, "grader secret")
+    again = with_secret_seeds(challenge, "grader secret")
+    other = with_secret_seeds(challenge, "another secret")
+    assert hidden.hidden_seeds and not challenge.hidden_seeds
+    for case, secret_case, same, different in zip(challenge.tests, hidden.tests, again.tests, other.tests):
+        assert (case.name, case.sizes, case.distribution) == (secret_case.name, secret_case.sizes, secret_case.distribution)
+        if case.kind == "example":
+            assert secret_case == case
+        else:
+            assert secret_case.seed != case.seed and secret_case.seed == same.seed and secret_case.seed != different.seed
+    with pytest.raises(ChallengeError, match="empty"):
+        with_secret_seeds(challenge, "")

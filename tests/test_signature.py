@@ -69,3 +69,10 @@ def test_parse_reads_pointer_and_base_type():
     (first, last) = parse_solve_params("void solve(const float* __restrict__ u, int n) {")
     assert (first.base, first.pointer, first.name) == ("float", True, "u")
     assert (last.base, last.pointer, last.name) == ("int", False, "n")
+
+
+def test_half_is_matched_under_both_of_its_names():
+    (plain,) = parse_solve_params('extern "C" void solve(const half* A) {}')
+    (underscored,) = parse_solve_params('extern "C" void solve(const __half* A) {}')
+    assert plain.matches("const half*") and underscored.matches("const half*")
+    assert not underscored.matches("const float*")

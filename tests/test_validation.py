@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.challenge import Tolerance
+from harness.challenge import DTYPES, Tolerance
 from harness.validation import GUARD_ELEMENTS, GuardedArray, compare
 
 TOL = Tolerance(atol=1e-3, rtol=1e-3)
@@ -67,3 +67,24 @@ def test_unwritten_output_is_reported_as_such():
     result = compare(np, "y", buffer.array, np.zeros(4), TOL, ("i",), buffer.unwritten())
     assert not result.passed and result.unwritten == 2
     assert "2 of 4 elements never written" in result.describe()
+
+
+def test_half_arrays_of_odd_length_are_poisoned_and_guarded_to_the_last_element():
+    half = DTYPES["float16"]
+    guarded = GuardedArray(np, (3, 5), np.float16, half.poison)  # 15 halves: 30 bytes, 2 bytes of padding
+    guarded.poison()
+    assert guarded.unwritten().all() and np.isnan(guarded.array).all()
+    guarded.array[...] = 1.5
+    assert not guarded.unwritten().any() and guarded.guard_damage() == (0, 0)
+    assert guarded.same_bits(np.full((3, 5), 1.5, dtype=np.float16))
+    assert not guarded.same_bits(np.full((3, 5), 2.0, dtype=np.float16))
+    one_past = guarded.words[GUARD_ELEMENTS:].view(np.uint8)[30:32].view(np.float16)
+    one_past[0] = 0.0  # the element after the last, inside the padding word
+    assert guarded.guard_damage() == (0, 1)
+
+
+def test_half_arithmetic_never_produces_the_half_poison():
+    values = np.array([np.inf, -np.inf, 0.0], dtype=np.float16)
+    with np.errstate(invalid="ignore"):
+        produced = np.concatenate([values - values, values * 0, np.sqrt(np.float16(-1.0))[None]]).view(np.uint16)
+    assert DTYPES["float16"].poison not in set(produced.tolist())

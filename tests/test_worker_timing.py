@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from harness.backends.gpu_state import GpuState
 from harness.challenge import load_challenge
 from harness.plan import TimingJob
 from harness.testdata import case_data_path
@@ -29,18 +31,23 @@ class FakeRuntime:
     error_types = (RuntimeError,)
     recheck_schedules = ()
 
-    def __init__(self, gpu_s: float = 1e-4, wall_s: float = 1.2e-4):
+    def __init__(self, gpu_s: float = 1e-4, wall_s: float = 1.2e-4, clocks_mhz: tuple[int, ...] = (1980,)):
         self.gpu_s, self.wall_s = gpu_s, wall_s
+        self.clocks = list(clocks_mhz)
 
     def check(self) -> None:
         pass
 
-    def timed_call(self, call) -> Sample:
+    def timed_call(self, call, after_call=lambda: None) -> Sample:
         call()
+        after_call()
         return Sample(gpu_time_s=self.gpu_s, wall_time_s=self.wall_s)
 
-    def call_overhead(self) -> float:
+    def call_overhead(self, after_call=lambda: None) -> float:
         return 1e-5
+
+    def gpu_state(self) -> GpuState:
+        return GpuState(self.clocks.pop(0) if len(self.clocks) > 1 else self.clocks[0], 40, ())
 
     def copy_bandwidth(self) -> float:
         return 4e12
@@ -82,7 +89,9 @@ def test_honest_work_is_timed_and_every_call_checked(challenge, job, tmp_path):
     log = run(challenge, job, tmp_path, reference_solve(challenge))
     test = next(e["result"] for e in log if e["event"] == "test")
     timing = next(e["result"] for e in log if e["event"] == "timing")
-    assert test["passed"] and test["calls"] == len(timing["gpu_time_s"]) + 1  # plus the warm-up
+    assert test["passed"] and test["calls"] > len(timing["gpu_time_s"])  # plus the warm-up calls
+    assert [e["event"] for e in log][:2] == ["prepare", "start"]  # the checks rehearsed before the clock starts
+    assert timing["clock_note"] is None and timing["gpu_state_before"]["sm_clock_mhz"] == 1980
     assert test["comparisons"][0]["worst_ratio"] < 1e-3
     assert timing["stop_reason"] == "converged" and len(timing["gpu_time_s"]) == 6
     assert not timing["escaped"] and timing["copy_bandwidth_bytes_per_s"] == 4e12
@@ -107,3 +116,31 @@ def test_work_outside_the_events_is_a_timing_escape(challenge, job, tmp_path):
     test = next(e["result"] for e in log if e["event"] == "test")
     assert test["reason"] == "timing_escape" and "outside the timer" in test["message"]
     assert next(e["result"] for e in log if e["event"] == "timing")["escaped"]
+
+
+def test_a_clock_that_moved_during_timing_is_noted(challenge, job, tmp_path):
+    log = run(challenge, job, tmp_path, reference_solve(challenge), FakeRuntime(clocks_mhz=(1980, 1500)))
+    timing = next(e["result"] for e in log if e["event"] == "timing")
+    assert timing["clock_note"] == "SM clock 1980 -> 1500 MHz"
+
+
+def test_a_thread_left_running_by_a_timed_call_ends_the_timing(challenge, job, tmp_path):
+    honest, release, threads = reference_solve(challenge), threading.Event(), []
+
+    def leaves_a_thread(site) -> None:
+        honest(site)
+        if len(threads) == 3:  # after the first calls: behaving differently later is no escape
+            thread = threading.Thread(target=release.wait)
+            thread.start()
+            threads.append(thread)
+        else:
+            threads.append(None)
+
+    try:
+        log = run(challenge, job, tmp_path, leaves_a_thread)
+    finally:
+        release.set()
+        [t.join() for t in threads if t]
+    test = next(e["result"] for e in log if e["event"] == "test")
+    assert test["reason"] == "host_work_escape" and "1 thread(s)" in test["message"]
+    assert not any(e["event"] == "timing" for e in log)

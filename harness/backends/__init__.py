@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import HarnessError, TextEnum, ToolNotFound
 
 if TYPE_CHECKING:
+    from .gpu_state import GpuState
     from ..calls import CallSite
     from ..challenge import Challenge
     from ..timing.loop import Sample
@@ -49,9 +50,11 @@ class ScheduledRuntime(Runtime, Protocol):
 
 
 class TimingRuntime(Runtime, Protocol):
-    def timed_call(self, call: Callable[[], None]) -> Sample: ...
+    def timed_call(self, call: Callable[[], None], after_call: Callable[[], None] = ...) -> Sample: ...
 
-    def call_overhead(self) -> float: ...
+    def call_overhead(self, after_call: Callable[[], None] = ...) -> float: ...
+
+    def gpu_state(self) -> GpuState | None: ...
 
     def copy_bandwidth(self) -> float: ...
 

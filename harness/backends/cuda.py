@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 from ..challenge import Challenge
 from ..timing.loop import Sample
+from .gpu_state import GpuState, open_nvml
 from .library import load_solve
 from .python_solution import load_python_solution
 
 COPY_BANDWIDTH_BYTES = 1 << 30  # large against the 50-60 MB L2 of current GPUs
+CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # cuda.h's CUlimit
 
 
 class CudaError(RuntimeError):
@@ -39,6 +41,8 @@ class CudaRuntime:
         self.device_name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         # Writing twice the L2 evicts whatever a previous call left there.
         self._flush = cupy.empty(2 * int(props["l2CacheSize"]) // 4 + 1, dtype=cupy.float32)
+        self._driver = ctypes.CDLL("libcuda.so.1")  # the same primary context as CuPy and every solution
+        self._nvml = open_nvml(self.device.pci_bus_id)
         self._start = cupy.cuda.Event()
         self._end = cupy.cuda.Event()
         self._lib: ctypes.CDLL | None = None
@@ -76,29 +80,42 @@ class CudaRuntime:
             raise CudaError(self._lib.harness_error_name(code).decode(), self._lib.harness_error_string(code).decode())
 
     def flush_l2(self) -> None:
+        """Evict what a previous call left in L2, persisting lines included: a
+        solution may mark its inputs persisting (an access policy window and the
+        persisting L2 limit), and normal writes never evict persisting lines.
+        Resetting them to normal and the limit to 0 makes the flush complete."""
+        for name, args in (("cuCtxResetPersistingL2Cache", ()), ("cuCtxSetLimit", (CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0)))):
+            status = getattr(self._driver, name)(*args)
+            if status != 0:
+                raise CudaError(name, f"CUresult {status}")
         self._flush.fill(0)
 
-    def timed_call(self, call: Callable[[], None]) -> Sample:
+    def timed_call(self, call: Callable[[], None], after_call: Callable[[], None] = lambda: None) -> Sample:
         """Events around the call; the host clock around flush, call and synchronise.
         The flush is left running while the call is launched, so the events see
         the kernels and not the host's launch latency; the same path with an
-        empty call (`call_overhead`) is the wall-clock baseline."""
+        empty call (`call_overhead`) is the wall-clock baseline. `after_call`
+        runs when solve() returns, behind the end event (on the host clock only)."""
         self.xp.cuda.Stream.null.synchronize()  # input copies and poisoning stay off the host clock
         began = time.perf_counter()
         self.flush_l2()
         self._start.record()
         call()
         self._end.record()
+        after_call()
         self.check()
         wall = time.perf_counter() - began
         self._end.synchronize()
         gpu = self.xp.cuda.get_elapsed_time(self._start, self._end) / 1e3
         return Sample(gpu_time_s=gpu, wall_time_s=wall)
 
-    def call_overhead(self, repeats: int = 50) -> float:
+    def call_overhead(self, after_call: Callable[[], None] = lambda: None, repeats: int = 50) -> float:
         """Median host wall time of the timed path around an empty library call:
         what every wall-clock sample contains besides the solution's own work."""
-        return sorted(self.timed_call(self._noop).wall_time_s for _ in range(repeats))[repeats // 2]
+        return sorted(self.timed_call(self._noop, after_call).wall_time_s for _ in range(repeats))[repeats // 2]
+
+    def gpu_state(self) -> GpuState | None:
+        return self._nvml.read() if self._nvml else None
 
     def copy_bandwidth(self, repeats: int = 5) -> float:
         """Device-to-device copy rate in bytes/s, counting bytes read plus written."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..challenge import Challenge
+from ..challenge import DTYPES, Challenge
 from ..errors import MissingSymbol, SignatureMismatch
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -28,7 +28,8 @@ class CParam:
         inputs are caught at run time."""
         want_pointer = c_type.endswith("*")
         want_base = c_type.replace("const", "").replace("*", "").strip()
-        return self.pointer == want_pointer and self.base == want_base
+        spellings = {want_base, *next((d.c_aliases for d in DTYPES.values() if d.c_name == want_base), ())}
+        return self.pointer == want_pointer and self.base in spellings
 
 
 def parse_solve_params(source: str) -> list[CParam]:
