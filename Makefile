@@ -37,8 +37,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/harness run ssm_selective_scan $(if $(HAVE_GPU),,--skip-python)
 
+# CPU tests on every core (pytest-xdist); GPU tests one at a time, so that no
+# timing shares the GPU with another test.
 test: $(STAMP)
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n auto
 
 test-gpu: $(STAMP)
 	$(PYTHON) -m pytest -q -m gpu

@@ -133,7 +133,8 @@ def compare(
     unwritten_count = int(unwritten.sum()) if unwritten is not None else 0
     nan_count = int(xp.isnan(a).sum())
     finite_err = xp.where(xp.isfinite(err), err, xp.inf)
-    ratio = finite_err / bound
+    # error over bound; an exact tolerance (bound 0) gives 0 where exact, inf elsewhere
+    ratio = xp.where(bound > 0, finite_err / xp.where(bound > 0, bound, 1.0), xp.where(finite_err > 0, xp.inf, 0.0))
     worst_ratio = float(ratio.max()) if total else 0.0
     if unwritten_count:
         worst_flat = int(xp.argmax(unwritten.ravel()))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's build and test-data cache. Under pytest-xdist (`make test`
+    runs one worker per core) the workers share one, so nothing is built twice."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "cache"
+
+
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Builds, test data and the history go to per-session folders, never the user's."""
-    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("HARNESS_CACHE", str(shared_cache(tmp_path_factory)))
     monkeypatch.setenv("HARNESS_ROOT", str(REPO))
     monkeypatch.setenv("HARNESS_HOME", str(tmp_path_factory.getbasetemp() / "home"))  # the history too

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from conftest import shared_cache
 from harness.challenge import Challenge, load_challenge
 from harness.cli import cli
 from harness.errors import ExitCode
@@ -79,7 +80,7 @@ def cases(backend: str) -> list[Any]:
 def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """conftest's isolated cache, for module-scoped fixtures (set up before it)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HARNESS_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+        patch.setenv("HARNESS_CACHE", str(shared_cache(tmp_path_factory)))
         patch.setenv("HARNESS_ROOT", str(REPO))
         yield
 

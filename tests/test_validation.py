@@ -88,3 +88,12 @@ def test_half_arithmetic_never_produces_the_half_poison():
     with np.errstate(invalid="ignore"):
         produced = np.concatenate([values - values, values * 0, np.sqrt(np.float16(-1.0))[None]]).view(np.uint16)
     assert DTYPES["float16"].poison not in set(produced.tolist())
+
+
+def test_an_exact_tolerance_compares_without_dividing_by_zero():
+    exact = Tolerance(atol=0.0, rtol=0.0)
+    with np.errstate(all="raise"):
+        same = compare(np, "out", np.array([0, 3, 5], dtype=np.int32), np.array([0.0, 3.0, 5.0]), exact)
+        off = compare(np, "out", np.array([0, 3, 6], dtype=np.int32), np.array([0.0, 3.0, 5.0]), exact)
+    assert same.passed and same.worst_ratio == 0.0
+    assert not off.passed and off.mismatches == 1 and off.worst_index == (2,) and off.worst_ratio is None
