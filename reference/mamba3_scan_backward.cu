@@ -14,22 +14,25 @@
 //     segment boundary (every SEG = 128 steps). No shared memory, no barriers:
 //     each thread prefetches its inputs four steps ahead.
 //  3. backward: one block per (b, h, segment, column block), all row pairs of
-//     the head. It walks its segment backwards in chunks of K steps: loads the
-//     chunk's checkpoint, recomputes the chunk's K states into registers, then
-//     runs the reverse step (spec.md, "The folded form") in two halves of
-//     K/2 steps. Per step and element that is 4 FP32 instructions of
-//     recompute and 8 of reverse. After each half the per-thread partial sums
-//     (Q, dC, CR, D over the thread's columns; X over its rows) go through
-//     shared memory, are reduced over columns and rows, and the gradients of
-//     those steps are written. Scalars per step (dalpha, dbeta, dgamma) are
-//     kept for the whole segment and turned into ddt, dlam and the block's dA
-//     share at its end: dbeta_t needs B_{t-1} Q_{t-1}, which is only known one
-//     step later in the sweep (for the segment's first step, from W_ts x_{ts-1}).
+//     the head. It walks its segment backwards in chunks of K steps and each
+//     chunk in two halves of K/2 steps: for a half it recomputes that half's
+//     states from the chunk's checkpoint into registers, then runs the reverse
+//     step (spec.md, "The folded form") over them. Per step and element that is
+//     8 FP32 instructions of reverse step and, on average, 6 of recompute (the
+//     first half of a chunk is recomputed twice: all K states in registers
+//     spilled at the 128-register limit of 512 threads). After each half the
+//     per-thread partial sums (Q, dC, CR, D over the thread's columns; X over
+//     its rows) go through shared memory, are reduced over columns and rows,
+//     and the gradients of those steps are written. Scalars per step (dalpha,
+//     dbeta, dgamma) are kept for the whole segment and turned into ddt, dlam
+//     and the block's dA share at its end: dbeta_t needs B_{t-1} Q_{t-1}, which
+//     the sweep reaches only after step t (for the segment's first step it is
+//     formed from W_ts x_{ts-1}).
 //  4. per-head sums of the blocks' dA and dskip shares (deterministic order).
 //
-// Inputs of the next chunk are loaded into registers while the bottom half of
-// the current chunk runs (when the current half's top states are dead) and
-// stored to shared memory after it; one block of 512 threads per SM.
+// The next chunk's checkpoint and inputs are loaded into registers before the
+// current chunk's second half runs its reverse steps, and stored to shared
+// memory after them; one block of 512 threads per SM.
 // Every size is served: a head with more than 512 / (N/2) column groups is
 // split into column blocks that add their shares of the column sums with
 // atomics into zeroed outputs; padded columns carry zeros.
@@ -38,8 +41,8 @@
 
 namespace {
 
-constexpr int K = 8;        // steps per checkpoint and chunk: the chunk's states live in registers
-constexpr int HALF = K / 2; // the reverse sweep hands its partial sums over every HALF steps
+constexpr int K = 8;        // steps per checkpoint and chunk
+constexpr int HALF = K / 2; // steps whose states are in registers at once; partial sums handed over after each
 constexpr int SEG = 128;    // steps per segment: the time span of one backward block
 constexpr int CPT = 4;      // state columns per thread
 constexpr int NV = 6;       // partial sums per (step, pair): Q0, Q1, dC0, dC1, CR, D
