@@ -38,8 +38,14 @@ __device__ __forceinline__ unsigned long long pack(unsigned epoch, unsigned long
     return ((unsigned long long)epoch << 34) | (flag << 32) | (unsigned long long)__float_as_uint(v);
 }
 
+// Volatile, whole 64-bit accesses: the two stores of a tile's word (aggregate,
+// then inclusive) must both happen, in order, and reads must see other SMs' stores.
 __device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
     return *(const volatile unsigned long long*)p;
+}
+
+__device__ __forceinline__ void write_status(unsigned long long* p, unsigned long long v) {
+    *(volatile unsigned long long*)p = v;
 }
 
 __global__ void __launch_bounds__(THREADS) scan_kernel(const float* __restrict__ in, float* __restrict__ out, int N,
@@ -95,9 +101,9 @@ __global__ void __launch_bounds__(THREADS) scan_kernel(const float* __restrict__
     if (warp == 0) {
         float prefix = 0.0f;
         if (tile_id == 0) {
-            if (lane == 0) status[0] = pack(epoch, FLAG_INCLUSIVE, aggregate);
+            if (lane == 0) write_status(status, pack(epoch, FLAG_INCLUSIVE, aggregate));
         } else {
-            if (lane == 0) status[tile_id] = pack(epoch, FLAG_AGGREGATE, aggregate);
+            if (lane == 0) write_status(status + tile_id, pack(epoch, FLAG_AGGREGATE, aggregate));
             int end = tile_id;  // predecessors [0, end) not yet accounted for
             while (true) {
                 int pred = end - 1 - lane;  // lane 0 is the nearest
@@ -118,7 +124,7 @@ __global__ void __launch_bounds__(THREADS) scan_kernel(const float* __restrict__
                 if (inclusive_lanes) break;
                 end -= 32;
             }
-            if (lane == 0) status[tile_id] = pack(epoch, FLAG_INCLUSIVE, prefix + aggregate);
+            if (lane == 0) write_status(status + tile_id, pack(epoch, FLAG_INCLUSIVE, prefix + aggregate));
         }
         if (lane == 0) tile_prefix = prefix;
     }
