@@ -20,7 +20,7 @@ from typing import Any
 import click
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
-from rich.table import Table
+from rich.table import Column, Table
 
 from . import __version__
 from . import document, history, html_report
@@ -198,7 +198,12 @@ def list_command(difficulty: str | None, topic: str | None, as_json: bool) -> No
         ]
         click.echo(json.dumps(entries, indent=2))
         return
-    table = Table("challenge", "difficulty", "topics", "performance size", "solved", "best median", "vs ref")
+    # Names are never cut: on a narrow terminal the topics and sizes wrap instead.
+    table = Table(
+        Column("challenge", no_wrap=True, min_width=max((len(c.name) for c in challenges), default=9)),
+        "difficulty", Column("topics", overflow="fold"), Column("performance size", overflow="fold"),
+        "solved", "best median", "vs ref",
+    )
     for ch in challenges:
         perf = ch.tests_of("performance")[0]
         best = _best_fields(bests.get(ch.name))
@@ -581,7 +586,11 @@ def history_command(name: str | None, as_json: bool) -> None:
     if not entries:
         stderr.print(f"no results recorded yet in {history.database_path()}", markup=False)
         return
-    table = Table("when (UTC)", "command", "challenge", "solution", "sha256", "status", "median", "cv", "vs ref", "gpu", "")
+    table = Table(
+        Column("when (UTC)", overflow="fold"), "command", Column("challenge", overflow="fold"),
+        Column("solution", no_wrap=True, min_width=max((len(e.solution) for e in entries), default=8)),
+        "sha256", "status", "median", "cv", "vs ref", Column("gpu", overflow="fold"), "",
+    )
     for e in entries:
         table.add_row(
             e.recorded_at.replace("T", " ").replace("+00:00", ""), e.command, e.challenge, e.solution,

@@ -30,7 +30,9 @@ def run_under_compute_sanitizer(
         for tool in sanitizers.CUDA_TOOLS:
             log = Path(scratch) / f"{tool}.log"
             prefix = sanitizers.compute_sanitizer_command(executable, tool, log)
-            result = run_child(challenge, job, label, prefix=prefix, gpu=gpu, on_test=on_test, sanitized=True)
+            channel = Path(scratch) / f"{tool}-channel"
+            channel.mkdir()
+            result = run_child(challenge, job, label, prefix=prefix, gpu=gpu, on_test=on_test, sanitized=True, fifo_dir=channel)
             findings = sanitizers.parse_compute_sanitizer(log.read_text(errors="replace") if log.exists() else "")
             if findings:
                 return result.fail(Reason.SANITIZER, findings.describe(tool))

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import lifecycle, sanitizers
@@ -96,41 +97,110 @@ def run_child(
     gpu: int = 0,
     on_test: TestStarted | None = None,
     sanitized: bool = False,
+    fifo_dir: Path | None = None,
 ) -> SolutionResult:
-    """Run the job in a worker; the result keeps every test it finished."""
+    """Run the job in a worker; the result keeps every test it finished. With
+    `fifo_dir` the job and the events travel through named pipes made there,
+    for launchers (compute-sanitizer) that do not pass open descriptors on."""
     result = SolutionResult(solution=label, backend=job.backend)
     started = time.perf_counter()
-    events_read, events_write = os.pipe()
-    lifeline_read, lifeline_write = os.pipe()
     child_env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu), PYTHONUNBUFFERED="1", **(env or {}))
+    channel = _FifoChannel(fifo_dir) if fifo_dir else _PipeChannel()
     try:
         child = subprocess.Popen(
-            [*(prefix or []), sys.executable, "-m", "harness.worker", str(events_write), str(lifeline_read)],
+            [*(prefix or []), sys.executable, "-m", "harness.worker", *channel.worker_args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=child_env,
-            pass_fds=(events_write, lifeline_read),
+            pass_fds=channel.inherited,
             start_new_session=True,  # its own process group: killing it kills everything it started
         )
     finally:
-        os.close(events_write)
-        os.close(lifeline_read)
-    events = _Events(events_read)
+        channel.after_start()
     stdout, stderr = _Tail(child.stdout), _Tail(child.stderr)
     try:
-        with contextlib.suppress(BrokenPipeError):
-            os.write(lifeline_write, job.to_json().encode() + b"\n")
-        ending = _watch(child, job, events, on_test)
+        lifeline = channel.connect(child, job.startup_limit_s)
+        events = _Events(channel.events_read)
+        if lifeline is not None:
+            with contextlib.suppress(BrokenPipeError):
+                os.write(lifeline, job.to_json().encode() + b"\n")
+        if lifeline is not None:
+            ending = _watch(child, job, events, on_test)
+        elif lifecycle.active().is_set:
+            ending = Ending(interrupted=True)
+        elif child.poll() is None:
+            ending = Ending(timed_out_in="", limit_s=job.startup_limit_s)
+        else:
+            ending = Ending()  # it ended before reading its job: interpret says how
     finally:
         lifecycle.kill_group(child)  # whatever the solution left running in its group
         child.wait()
-        os.close(lifeline_write)
+        channel.close()
     ending.returncode = child.returncode
     ending.events = events.finish()
     result.stdout_tail, result.stdout_bytes, result.stderr_tail = stdout.text(), stdout.total, stderr.text()
     result.duration_s = time.perf_counter() - started
     return interpret(challenge, result, ending, job, sanitized)
+
+
+class _PipeChannel:
+    """Anonymous pipes whose ends the worker inherits (the usual way)."""
+
+    def __init__(self) -> None:
+        self.events_read, self._events_write = os.pipe()
+        self._lifeline_read, self._lifeline_write = os.pipe()
+        self.worker_args = [str(self._events_write), str(self._lifeline_read)]
+        self.inherited = (self._events_write, self._lifeline_read)
+
+    def after_start(self) -> None:
+        os.close(self._events_write)
+        os.close(self._lifeline_read)
+
+    def connect(self, child: subprocess.Popen[bytes], limit_s: float) -> int | None:
+        return self._lifeline_write
+
+    def close(self) -> None:
+        os.close(self._lifeline_write)
+
+
+class _FifoChannel:
+    """Named pipes in a private folder: the worker opens them by path. The
+    harness holds a write end of the events pipe itself until the worker has
+    ended, so reading it waits for the worker instead of ending at once."""
+
+    def __init__(self, folder: Path):
+        self.events_path, self.lifeline_path = folder / "events", folder / "lifeline"
+        os.mkfifo(self.events_path, 0o600)
+        os.mkfifo(self.lifeline_path, 0o600)
+        self.events_read = os.open(self.events_path, os.O_RDONLY | os.O_NONBLOCK)
+        os.set_blocking(self.events_read, True)
+        self._events_hold = os.open(self.events_path, os.O_WRONLY)
+        self._lifeline: int | None = None
+        self.worker_args = ["--fifo", str(folder)]
+        self.inherited: tuple[int, ...] = ()
+
+    def after_start(self) -> None:
+        pass
+
+    def connect(self, child: subprocess.Popen[bytes], limit_s: float) -> int | None:
+        """The lifeline's write end, once the worker has opened its read end;
+        None if the worker ended or the start-up limit passed first."""
+        deadline = time.monotonic() + limit_s
+        while child.poll() is None and time.monotonic() < deadline and not lifecycle.active().is_set:
+            try:
+                self._lifeline = os.open(self.lifeline_path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: no reader yet
+                time.sleep(0.02)
+                continue
+            os.set_blocking(self._lifeline, True)
+            return self._lifeline
+        return None
+
+    def close(self) -> None:
+        os.close(self._events_hold)  # the reader now sees the end of the worker's events
+        if self._lifeline is not None:
+            os.close(self._lifeline)
 
 
 def _watch(child: subprocess.Popen[bytes], job: Job, events: _Events, on_test: TestStarted | None) -> Ending:

@@ -318,5 +318,16 @@ def _main_reporting_failures(events_fd: int, lifeline_fd: int) -> int:
         raise
 
 
+def _channel(argv: list[str]) -> tuple[int, int]:
+    """(events, lifeline) descriptors: inherited ones (EVENTS_FD LIFELINE_FD), or
+    the named pipes of `--fifo DIR` (under compute-sanitizer, which passes no
+    descriptors on). The lifeline is opened first: the harness waits for it."""
+    if argv[0] == "--fifo":
+        folder = Path(argv[1])
+        lifeline = os.open(folder / "lifeline", os.O_RDONLY)
+        return os.open(folder / "events", os.O_WRONLY), lifeline
+    return int(argv[0]), int(argv[1])
+
+
 if __name__ == "__main__":
-    sys.exit(_main_reporting_failures(int(sys.argv[1]), int(sys.argv[2])))
+    sys.exit(_main_reporting_failures(*_channel(sys.argv[1:])))

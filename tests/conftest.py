@@ -44,4 +44,5 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     """Builds, test data and the history go to per-session folders, never the user's."""
     monkeypatch.setenv("HARNESS_CACHE", str(shared_cache(tmp_path_factory)))
     monkeypatch.setenv("HARNESS_ROOT", str(REPO))
+    monkeypatch.setenv("COLUMNS", "200")  # tables as a wide terminal shows them, whatever runs the tests
     monkeypatch.setenv("HARNESS_HOME", str(tmp_path_factory.getbasetemp() / "home"))  # the history too

@@ -28,7 +28,8 @@ def test_every_command_has_help(runner, command):
     assert result.exit_code == 0 and "Usage:" in result.output
 
 
-def test_list_shows_the_challenges_and_their_performance_size(runner):
+def test_list_shows_the_challenges_and_their_performance_size(runner, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the content, not the wrapping of a narrow terminal
     result = runner.invoke(cli, ["list"])
     assert result.exit_code == 0
     assert "ssm_selective_scan" in result.output and "seq_len=4096" in result.output
@@ -78,7 +79,8 @@ def test_sanitize_with_bench_is_a_usage_error(runner):
     assert "--sanitize runs the correctness tests" in result.output
 
 
-def test_list_shows_difficulty_and_topics_and_filters(runner):
+def test_list_shows_difficulty_and_topics_and_filters(runner, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     listed = json.loads(runner.invoke(cli, ["list", "--json"]).output)
     ssm = next(entry for entry in listed if entry["name"] == "ssm_selective_scan")
     assert ssm["difficulty"] == "hard" and "scan" in ssm["topics"]

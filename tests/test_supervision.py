@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import signal
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -133,3 +134,18 @@ def test_prepared_data_repeats_the_first_functional_test_on_fresh_inputs(challen
     assert len(by_name[first_functional]) == 4 and len(set(by_name[first_functional])) == 4
     assert all(len(v) == 1 for k, v in by_name.items() if k != first_functional)
     assert timing is None
+
+
+def test_named_pipes_carry_the_job_through_a_launcher_that_closes_inherited_descriptors(challenge, tmp_path):
+    """compute-sanitizer passes no open descriptors on to the program it runs:
+    `fifo_dir` carries the job and the events by path instead."""
+    from harness.builds import build_library
+    from harness.supervision import run_child
+
+    plan = Plan(backend="emu", time=False, only_test="example")
+    solution = REPO / "tests" / "corpus" / "ssm_selective_scan" / "correct_sequential.cu"
+    job = solution_job(challenge, REPO, solution, build_library(solution, plan), plan, *prepare_jobs(challenge, plan))
+    closes = [sys.executable, "-c", "import os, sys; os.closerange(3, 65536); os.execvp(sys.argv[1], sys.argv[1:])"]
+    result = run_child(challenge, job, "correct_sequential.cu", prefix=closes, fifo_dir=tmp_path)
+    assert result.passed and [t.name for t in result.tests] == ["example"], result.message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["events", "lifeline"]
