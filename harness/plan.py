@@ -180,6 +180,8 @@ class Job:
     startup_limit_s: float
     fixed_limits: bool = False  # the limits come from --timeout, not from the sizes
     unpooled: bool = False  # cuda: every array its own allocation (under compute-sanitizer)
+    rehearse: bool = True  # run the checks once before each test's clock (not under compute-sanitizer, which
+    # would report CuPy's own CUB kernels reading their uninitialised scratch; its limits are generous anyway)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -191,7 +193,7 @@ class Job:
         return cls(
             challenge=data["challenge"], root=data["root"], backend=Backend(data["backend"]), library=data["library"],
             solution=data["solution"], startup_limit_s=data["startup_limit_s"], fixed_limits=data["fixed_limits"],
-            unpooled=data["unpooled"],
+            unpooled=data["unpooled"], rehearse=data["rehearse"],
             tests=tuple(TestJob(t["name"], tuple(t["data"]), t["limit_s"]) for t in data["tests"]),
             timing=None if timing is None else TimingJob(
                 timing["name"], tuple(timing["data"]), Budget(**timing["budget"]), timing["criterion"], timing["limit_s"]

@@ -24,7 +24,7 @@ def run_under_compute_sanitizer(
     executable = sanitizers.find_compute_sanitizer(nvcc.toolchain().nvcc)
     # Unpooled allocations: each array is its own allocation, so an access
     # past one cannot land unseen in a neighbour from the same pool.
-    job = replace(job, timing=None, unpooled=True)
+    job = replace(job, timing=None, unpooled=True, rehearse=False)
     first_failure: SolutionResult | None = None
     with tempfile.TemporaryDirectory(prefix="harness-sanitizer-") as scratch:
         for tool in sanitizers.CUDA_TOOLS:

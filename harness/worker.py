@@ -88,15 +88,17 @@ def make_runtime(backend: Backend, unpooled: bool = False) -> Runtime:
 
 
 def run_tests(
-    runtime: Runtime, solve: Solve, challenge: Challenge, cases: tuple[TestJob, ...], log: EventLog, solution_path: Path
+    runtime: Runtime, solve: Solve, challenge: Challenge, cases: tuple[TestJob, ...], log: EventLog, solution_path: Path,
+    rehearse: bool = True,
 ) -> bool:
     """The correctness tests; each case lists its data files (one per call, all
     on the same buffers). Returns False if a backend error ended the run."""
     for case in cases:
         test = challenge.test(case.name)
         site = CallSite(runtime.xp, challenge, test.sizes)
-        log.emit("prepare", test=test.name)
-        site.rehearse(load_case_data(Path(case.data[0])))
+        if rehearse:
+            log.emit("prepare", test=test.name)
+            site.rehearse(load_case_data(Path(case.data[0])))
         log.emit("start", test=test.name)
         started = time.perf_counter()
         verdict, calls = Verdict(True), 0
@@ -300,7 +302,7 @@ def main(log: EventLog, job: Job) -> int:
         verdict = raised(error, solution_path)
         log.emit("error", reason=verdict.reason, message=verdict.message)
         return 0
-    if run_tests(runtime, guarded(solve), challenge, job.tests, log, solution_path) and job.timing:
+    if run_tests(runtime, guarded(solve), challenge, job.tests, log, solution_path, job.rehearse) and job.timing:
         run_timing(cast(TimingRuntime, runtime), solve, challenge, job.timing, log, solution_path)
     log.emit("done")
     return 0
