@@ -51,9 +51,12 @@ METRICS = (
 NOT_STALLS = {"selected"}  # "selected" is the cycle a warp issues, not a stall
 TOP_STALLS = 3
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
+# ncu's unit names: long ones in older releases, short ones (as ncu 2025 on the H200 prints them) now
 UNIT_SCALES = {
     "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
+    "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0,
     "byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+    "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
 }
 
 

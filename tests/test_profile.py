@@ -5,9 +5,11 @@ counters not permitted, ncu failing or hanging), and the printed summary.
 profile_data/ncu-raw-constructed.csv was written by hand in the layout ncu
 prints (a header of metric names, a row of units, a row per kernel, values
 with thousands separators, n/a) with the documented metric names this module
-requests; its numbers are made up. gpu/workflow.sh saves the raw CSV of a
-real run on an H200, which can replace it. The gpu-marked test profiles the
-reference for real."""
+requests; its numbers are made up, and it covers two kernels and n/a.
+profile_data/ncu-raw-h200-ssm-reference.csv is ncu's raw page of
+`harness profile ssm_selective_scan reference/ssm_selective_scan.cu` on an
+H200 (ncu of CUDA 13.0, driver 580.159.04), with ncu's short unit names. The
+gpu-marked test profiles the reference for real."""
 
 from __future__ import annotations
 
@@ -26,6 +28,17 @@ from harness.errors import ExitCode, ToolNotFound
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).with_name("profile_data") / "ncu-raw-constructed.csv"
+H200_RUN = Path(__file__).with_name("profile_data") / "ncu-raw-h200-ssm-reference.csv"
+
+
+def test_a_real_h200_raw_page_is_read_with_its_units():
+    (scan,) = profile.parse_raw_csv(H200_RUN.read_text())
+    assert scan.name.startswith("void <unnamed>::scan<16, 64, 1>(const float *")
+    assert scan.duration_s == pytest.approx(87.232e-6)  # "87,232" in "ns"
+    assert (scan.memory_throughput_pct, scan.dram_throughput_pct, scan.sm_throughput_pct) == (68.32, 20.14, 42.09)
+    assert (scan.achieved_occupancy_pct, scan.theoretical_occupancy_pct) == (6.26, 18.75)
+    assert (scan.registers_per_thread, scan.shared_memory_per_block_bytes, scan.block_size, scan.grid_size) == (158, 43520, 128, 128)
+    assert [s.reason for s in scan.stalls] == ["short_scoreboard", "wait", "dispatch_stall"]
 
 
 def test_the_raw_page_becomes_a_per_kernel_summary():
