@@ -26,7 +26,7 @@
 
 namespace {
 
-#ifndef ATTN_MIN_BLOCKS  // blocks per SM promised to ptxas (2: <= 128 registers); gpu/tensor-challenges.sh sweeps 1 and 2
+#ifndef ATTN_MIN_BLOCKS  // blocks per SM promised to ptxas (2: <= 128 registers)
 #define ATTN_MIN_BLOCKS 2
 #endif
 constexpr int BM = 128, BN = 64, WARPS = 8, THREADS = 32 * WARPS;
