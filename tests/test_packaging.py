@@ -134,7 +134,7 @@ def test_installed_harness_lists_and_shows_challenges_from_an_empty_folder(fresh
 
     listed = _checked([str(bin_dir / "harness"), "list"], empty_folder, env)
     for name in challenge_names(REPO):
-        assert name in listed and load_challenge(name, REPO).title in listed
+        assert name in listed and load_challenge(name, REPO).difficulty.value in listed
 
     shown = _checked([str(bin_dir / "harness"), "show", "ssm_selective_scan"], empty_folder, env)
     assert load_challenge("ssm_selective_scan", REPO).title in shown
