@@ -132,6 +132,7 @@ class Challenge:
     topics: tuple[str, ...]
     tolerance_overrides: dict[str, Tolerance] = field(default_factory=dict)
     hidden_seeds: bool = False  # the generated tests' seeds come from a grader's secret (with_secret_seeds)
+    oracle_depends_on: tuple[str, ...] = ()  # challenges whose reference.py this one's oracle loads (a backward its forward)
     metadata: dict[str, Any] = field(repr=False, default_factory=dict)
 
     def tolerance_for(self, output: str) -> Tolerance:
@@ -181,10 +182,13 @@ class Challenge:
 
     @cached_property
     def content_hash(self) -> str:
-        """Changes whenever the metadata or the reference changes: keys cached test data."""
+        """Changes whenever the metadata or the reference changes, this challenge's
+        or those its oracle loads: keys cached test data."""
         digest = hashlib.sha256()
-        for path in (self.root / "challenge.toml", self.root / "reference.py"):
-            digest.update(path.read_bytes())
+        folders = (self.root, *(self.root.parent / name for name in self.oracle_depends_on))
+        for folder in folders:
+            for path in (folder / "challenge.toml", folder / "reference.py"):
+                digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
 
     @cached_property
@@ -343,6 +347,7 @@ def _from_metadata(meta: dict[str, Any], folder: Path) -> Challenge:
             tolerance_overrides=tolerance_overrides,
             difficulty=difficulty,
             topics=tuple(meta["topics"]),
+            oracle_depends_on=tuple(meta.get("oracle_depends_on", ())),
             distributions=dict(meta.get("distributions", {})),
             cost=dict(meta.get("cost", {})),
             tests=tuple(tests),
@@ -376,6 +381,9 @@ def _check_consistency(ch: Challenge) -> None:
                 raise ChallengeError(f"{where}: {p.name}: shape uses unknown sizes {sorted(unknown)}")
     if not ch.outputs:
         raise ChallengeError(f"{where}: no output parameter")
+    for name in ch.oracle_depends_on:
+        if not (ch.root.parent / name / "reference.py").is_file():
+            raise ChallengeError(f"{where}: oracle_depends_on names {name!r}, which has no reference.py beside this challenge")
     unknown_outputs = set(ch.tolerance_overrides) - {p.name for p in ch.outputs}
     if unknown_outputs:
         raise ChallengeError(f"{where}: tolerance sub-tables name non-outputs {sorted(unknown_outputs)}")

@@ -172,3 +172,15 @@ def test_secret_seeds_change_every_generated_test_and_keep_the_example():
             assert secret_case.seed != case.seed and secret_case.seed == same.seed and secret_case.seed != different.seed
     with pytest.raises(ChallengeError, match="empty"):
         with_secret_seeds(challenge, "")
+
+
+def test_an_oracle_that_loads_another_challenge_is_keyed_by_it_too(tmp_path):
+    for name in ("ssm_selective_scan", "ssm_selective_scan_backward"):
+        shutil.copytree(REPO / "challenges" / name, tmp_path / "challenges" / name)
+    before = load_challenge("ssm_selective_scan_backward", tmp_path).content_hash
+    forward = tmp_path / "challenges" / "ssm_selective_scan" / "reference.py"
+    forward.write_text(forward.read_text() + "\n# a change to the forward's generators\n")
+    assert load_challenge("ssm_selective_scan_backward", tmp_path).content_hash != before
+    shutil.rmtree(tmp_path / "challenges" / "ssm_selective_scan")
+    with pytest.raises(ChallengeError, match="oracle_depends_on names 'ssm_selective_scan'"):
+        load_challenge("ssm_selective_scan_backward", tmp_path)
