@@ -60,13 +60,13 @@ class CallSite:
         for param in self.challenge.outputs:
             self.buffers[param.name].poison()
 
-    def rehearse(self, data: Any) -> None:
+    def rehearse(self, inputs: dict[str, Any], expected: dict[str, Any]) -> None:
         """Run every check once on outputs the harness writes itself (right,
         unwritten, wrong), before the solution's clock starts: on a fresh
         machine CuPy compiles the kernels of the checks on first use, which
         took up to 8 s a test on an H200 with an empty cache and must not be
         counted as the solution's time."""
-        self.load(data.inputs, data.expected)
+        self.load(inputs, expected)
         for damage in ("none", "unwritten", "wrong"):
             self.prepare()
             if damage != "unwritten":

@@ -187,24 +187,25 @@ def read(challenge: str | None = None, path: Path | None = None) -> list[Entry]:
 
 def bests(entries: list[Entry]) -> dict[str, Best]:
     """Per challenge: solved (some entry passed) and the fastest passing timed entry."""
-    found: dict[str, Best] = {}
-    for entry in entries:
-        best = found.get(entry.challenge) or Best(entry.challenge, False, None)
-        fastest = best.fastest
-        if entry.passed and entry.median_s is not None and (fastest is None or entry.median_s < (fastest.median_s or 0)):
-            fastest = entry
-        found[entry.challenge] = Best(entry.challenge, best.solved or entry.passed, fastest)
-    return found
+    fastest = _fastest(entries, lambda e: e.challenge)
+    solved = {e.challenge for e in entries if e.passed}
+    return {c: Best(c, c in solved, fastest.get(c)) for c in dict.fromkeys(e.challenge for e in entries)}
 
 
 def best_ids(entries: list[Entry]) -> set[int]:
     """The id of each solution's fastest passing timed entry."""
-    fastest: dict[tuple[str, str], Entry] = {}
+    return {e.id for e in _fastest(entries, lambda e: (e.challenge, e.solution)).values() if e.id is not None}
+
+
+def _fastest(entries: list[Entry], key: Callable[[Entry], Any]) -> dict[Any, Entry]:
+    """The passing timed entry with the lowest median, per key (the first on a tie)."""
+    fastest: dict[Any, Entry] = {}
     for entry in entries:
-        key = (entry.challenge, entry.solution)
-        if entry.passed and entry.median_s is not None and (key not in fastest or entry.median_s < (fastest[key].median_s or 0)):
-            fastest[key] = entry
-    return {e.id for e in fastest.values() if e.id is not None}
+        if entry.passed and entry.median_s is not None:
+            current = fastest.get(key(entry))
+            if current is None or entry.median_s < (current.median_s or 0):
+                fastest[key(entry)] = entry
+    return fastest
 
 
 def _column(entry: Entry, name: str) -> Any:

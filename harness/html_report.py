@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ChallengeError, ToolNotFound
+from .report import format_time
 
 INSTALL_HINT = "the HTML report needs matplotlib: pip install 'harness[report]' (make install does)"
 FIGURE_WIDTH_IN = 9.0
@@ -133,7 +133,8 @@ def _timed(records: list[dict[str, Any]]) -> list[Timed]:
         if seen[label] > 1:
             label += f" #{seen[label]}"
         q1, q3 = np.percentile(samples, [25, 75])
-        rows.append(Timed(label, samples, float(np.median(samples)), min(samples), max(samples), float(q1), float(q3), timing.get("bytes_per_s"), record["is_reference"]))
+        summary = timing["summary_gpu_time_s"]  # document.result_record's statistics of the same samples
+        rows.append(Timed(label, samples, summary["median"], summary["minimum"], summary["maximum"], float(q1), float(q3), timing.get("bytes_per_s"), record["is_reference"]))
     return sorted(rows, key=lambda t: t.median_s)
 
 
@@ -159,7 +160,7 @@ def _time_axis(axes: Any, values: list[float]) -> None:
     if max(values) / min(values) > 20:
         axes.set_xscale("log")
         axes.xaxis.set_minor_formatter(NullFormatter())
-    axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_seconds(x)))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_time(x)))
     axes.margins(x=0.08)
     axes.set_xlabel("GPU time per call")
 
@@ -174,10 +175,10 @@ def _medians_plot(timed: list[Timed], floor: float | None, reference: float | No
         axes.plot([t.median_s], [y], marker="D", color=colour, markersize=6, linestyle="none")
     values = [t.minimum_s for t in timed] + [t.maximum_s for t in timed]
     if floor:
-        axes.axvline(floor, color=FLOOR_COLOUR, linestyle="--", label=f"memory floor {format_seconds(floor)}")
+        axes.axvline(floor, color=FLOOR_COLOUR, linestyle="--", label=f"memory floor {format_time(floor)}")
         values.append(floor)
     if reference:
-        axes.axvline(reference, color=REFERENCE_COLOUR, linestyle=":", label=f"reference median {format_seconds(reference)}")
+        axes.axvline(reference, color=REFERENCE_COLOUR, linestyle=":", label=f"reference median {format_time(reference)}")
     axes.set_yticks(positions, [t.label for t in timed])
     _time_axis(axes, values)
     axes.legend(loc="lower right", fontsize=8)
@@ -196,7 +197,7 @@ def _samples_plot(timed: list[Timed], floor: float | None) -> str:
     axes.boxplot([t.samples_s for t in timed], positions=positions, widths=0.6, showfliers=False, medianprops={"color": "black"}, **_horizontal())
     values = [s for t in timed for s in t.samples_s]
     if floor:
-        axes.axvline(floor, color=FLOOR_COLOUR, linestyle="--", label=f"memory floor {format_seconds(floor)}")
+        axes.axvline(floor, color=FLOOR_COLOUR, linestyle="--", label=f"memory floor {format_time(floor)}")
         axes.legend(loc="lower right", fontsize=8)
         values.append(floor)
     axes.set_yticks(positions, [f"{t.label} ({len(t.samples_s)})" for t in timed])
@@ -316,9 +317,9 @@ def _leaderboard(records: list[dict[str, Any]]) -> str:
             str(rank), _e(record["solution"]) + (" <span class='tag'>reference</span>" if record["is_reference"] else ""),
             f"<span class='{'pass' if record['passed'] else 'fail'}' title='{_e(record['message'])}'>{_e(status)}</span>",
             f"{sum(t['passed'] for t in tests)}/{len(tests)}",
-            format_seconds(summary["median"]) if summary else "-",
+            format_time(summary["median"]) if summary else "-",
             f"{summary['cv'] * 100:.1f}%" if summary else "-",
-            format_seconds(summary["minimum"]) if summary else "-",
+            format_time(summary["minimum"]) if summary else "-",
             "ref" if record["is_reference"] and speedup else (f"{speedup:.3g}x" if speedup else "-"),
             f"{rate / 1e9:.3g}" if rate else "-",
             f"{rate / copy_bw:.1%}" if rate and copy_bw else "-",
@@ -370,15 +371,6 @@ def _environment_section(environments: list[dict[str, Any]]) -> str:
         rows.append(f"<tr><td>{_e(env['backend'])}</td><td>{gpus}</td><td>{_e(nvcc_text)}</td><td>{_e(env['python'])}</td><td>{_e(env['platform'])}</td></tr>")
     header = "".join(f"<th>{h}</th>" for h in ("backend", "GPUs", "nvcc", "python", "platform"))
     return f"<section id='environment'><h2>Environment</h2><table><thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
-
-
-def format_seconds(seconds: float) -> str:
-    if seconds <= 0 or not math.isfinite(seconds):
-        return "0"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
 
 
 def _e(text: Any) -> str:

@@ -5,6 +5,8 @@ Statistics are computed here from raw samples; nothing upstream rounds.
 
 from __future__ import annotations
 
+import math
+
 from rich.table import Table
 
 from .challenge import Challenge
@@ -55,11 +57,13 @@ def failure_note(result: SolutionResult) -> str:
 
 
 def format_time(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} us"
+    """Three significant figures in the unit that fits: s, ms, us, or ns (plot axes reach below 1 us)."""
+    if seconds <= 0 or not math.isfinite(seconds):
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
 
 
 def leaderboard(challenge: Challenge, results: list[SolutionResult], backend: str) -> Table:

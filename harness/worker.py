@@ -55,15 +55,26 @@ class HostWorkEscaped(Exception):
     reason = Reason.HOST_WORK_ESCAPE
 
 
+class ReturnCheck:
+    """Taken before a call of solve(); called at its return, raises
+    HostWorkEscaped if a thread or child process started since is still running."""
+
+    def __init__(self) -> None:
+        self.before = host_activity.snapshot()
+
+    def __call__(self) -> None:
+        escaped = host_activity.snapshot().escaped_since(self.before)
+        if escaped:
+            raise HostWorkEscaped(escaped)
+
+
 def guarded(solve: Solve) -> Solve:
     """solve(), held to the rule that it leaves no thread or child process running."""
 
     def call(site: CallSite) -> None:
-        before = host_activity.snapshot()
+        at_return = ReturnCheck()
         solve(site)
-        escaped = host_activity.snapshot().escaped_since(before)
-        if escaped:
-            raise HostWorkEscaped(escaped)
+        at_return()
 
     return call
 
@@ -96,14 +107,14 @@ def run_tests(
     for case in cases:
         test = challenge.test(case.name)
         site = CallSite(runtime.xp, challenge, test.sizes)
+        data_sets = [load_case_data(Path(path)) for path in case.data]
         if rehearse:
             log.emit("prepare", test=test.name)
-            site.rehearse(load_case_data(Path(case.data[0])))
+            site.rehearse(data_sets[0].inputs, data_sets[0].expected)
         log.emit("start", test=test.name)
         started = time.perf_counter()
         verdict, calls = Verdict(True), 0
-        for data_path in case.data:
-            data = load_case_data(Path(data_path))
+        for data in data_sets:
             site.load(data.inputs, data.expected)
             calls += 1
             try:
@@ -167,7 +178,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
     for path in spec.data:
         data = load_case_data(Path(path))
         data_sets.append(({k: runtime.xp.asarray(v) for k, v in data.inputs.items()}, {k: runtime.xp.asarray(v) for k, v in data.expected.items()}))
-    site.rehearse(load_case_data(Path(spec.data[0])))
+    site.rehearse(*data_sets[0])
     log.emit("start", test=test.name, phase="timing")
     started = time.perf_counter()
     failure: list[Verdict] = []
@@ -179,17 +190,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         site.load(*data_sets[calls % len(data_sets)])
         site.prepare()
         calls += 1
-        before = host_activity.snapshot()
-        escaped: list[str] = []
-
-        def after_call() -> None:  # at solve()'s return, behind the end event
-            message = host_activity.snapshot().escaped_since(before)
-            if message:
-                escaped.append(message)
-
-        sample = runtime.timed_call(lambda: solve(site), after_call)
-        if escaped:
-            raise HostWorkEscaped(escaped[0])
+        sample = runtime.timed_call(lambda: solve(site), ReturnCheck())  # checked behind the end event
         verdict = site.verify()
         if not verdict.passed:
             verdict.message = f"timed call {calls}: {verdict.message}"
@@ -220,7 +221,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         return
     gpu = [s.gpu_time_s for s in measurement.samples]
     wall = [s.wall_time_s for s in measurement.samples]
-    overhead = runtime.call_overhead(host_activity.snapshot)  # the same path, the host-work check included
+    overhead = runtime.call_overhead()
     escaped = _escaped(gpu, wall, overhead)
     verdict = Verdict(True, comparisons=worst)
     if escaped:

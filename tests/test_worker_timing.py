@@ -43,7 +43,7 @@ class FakeRuntime:
         after_call()
         return Sample(gpu_time_s=self.gpu_s, wall_time_s=self.wall_s)
 
-    def call_overhead(self, after_call=lambda: None) -> float:
+    def call_overhead(self) -> float:
         return 1e-5
 
     def gpu_state(self) -> GpuState:

@@ -84,11 +84,14 @@ class CudaRuntime:
         solution may mark its inputs persisting (an access policy window and the
         persisting L2 limit), and normal writes never evict persisting lines.
         Resetting them to normal and the limit to 0 makes the flush complete."""
-        for name, args in (("cuCtxResetPersistingL2Cache", ()), ("cuCtxSetLimit", (CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0)))):
-            status = getattr(self._driver, name)(*args)
-            if status != 0:
-                raise CudaError(name, f"CUresult {status}")
+        self._driver_call("cuCtxResetPersistingL2Cache")
+        self._driver_call("cuCtxSetLimit", CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))
         self._flush.fill(0)
+
+    def _driver_call(self, name: str, *args: Any) -> None:
+        status = getattr(self._driver, name)(*args)
+        if status != 0:
+            raise CudaError(name, f"CUresult {status}")
 
     def timed_call(self, call: Callable[[], None], after_call: Callable[[], None] = lambda: None) -> Sample:
         """Events around the call; the host clock around flush, call and synchronise.
@@ -111,10 +114,11 @@ class CudaRuntime:
         gpu = self.xp.cuda.get_elapsed_time(self._start, self._end) / 1e3
         return Sample(gpu_time_s=gpu, wall_time_s=wall)
 
-    def call_overhead(self, after_call: Callable[[], None] = lambda: None, repeats: int = 50) -> float:
+    def call_overhead(self, repeats: int = 50) -> float:
         """Median host wall time of the timed path around an empty library call:
-        what every wall-clock sample contains besides the solution's own work."""
-        return sorted(self.timed_call(self._noop, after_call).wall_time_s for _ in range(repeats))[repeats // 2]
+        what every wall-clock sample contains besides the solution's own work
+        (the `after_call` check is off the wall clock, so it needs none here)."""
+        return sorted(self.timed_call(self._noop).wall_time_s for _ in range(repeats))[repeats // 2]
 
     def gpu_state(self) -> GpuState | None:
         return self._nvml.read() if self._nvml else None

@@ -118,17 +118,9 @@ def _operands(raw: str, code: str, output: bool) -> list[Operand] | None:
 
 
 def _split_args(text: str) -> list[str]:
-    out, depth, last = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "{[":
-            depth += 1
-        elif c in "}]":
-            depth -= 1
-        elif c == "," and depth == 0:
-            out.append(text[last:i].strip())
-            last = i + 1
-    tail = text[last:].strip()
-    return out + [tail] if tail or out else out
+    """An instruction's operands: the commas outside {vectors} and [addresses]."""
+    pieces = [piece.strip() for piece in _split_top(text, text, ",")]
+    return [] if pieces == [""] else pieces
 
 
 class _Unsupported(Exception):
