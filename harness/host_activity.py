@@ -44,17 +44,35 @@ class HostActivity:
 
 
 def snapshot() -> HostActivity:
-    """Threads and children now (Linux /proc); empty where /proc is missing."""
+    """Threads and children that are still running now (Linux /proc); empty
+    where /proc is missing. A thread that is exiting is not running: a joined
+    thread's entry can outlive pthread_join by a moment, since the kernel wakes
+    the joiner before it removes the thread; so can an exited, unreaped child."""
     if not TASKS.is_dir():
         return HostActivity(frozenset(), frozenset())
     threads, children = set(), set()
     for task in os.listdir(TASKS):
-        threads.add(int(task))
+        if _running(TASKS / task / "stat"):
+            threads.add(int(task))
         try:
-            children.update(int(pid) for pid in (TASKS / task / "children").read_text().split())
+            pids = (TASKS / task / "children").read_text().split()
         except OSError:  # the thread ended while we looked, or no CONFIG_PROC_CHILDREN
-            pass
+            continue
+        children.update(int(pid) for pid in pids if _running(Path("/proc") / pid / "stat"))
     return HostActivity(frozenset(threads), frozenset(children))
+
+
+PF_EXITING = 0x4  # the kernel's task flag for a task inside do_exit()
+
+
+def _running(stat: Path) -> bool:
+    """Whether the task of this /proc stat file exists and is neither exiting nor a zombie."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, ...
+    except (OSError, IndexError):
+        return False
+    state, flags = fields[0], int(fields[6])  # stat fields 3 and 9
+    return state not in ("Z", "X") and not flags & PF_EXITING
 
 
 def describe_threads(tids: list[int]) -> str:

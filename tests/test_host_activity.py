@@ -3,9 +3,12 @@ running are named; joined ones and ones that existed before are not."""
 
 from __future__ import annotations
 
+import ctypes
+import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +62,32 @@ def test_a_child_process_left_running_is_named():
         child.kill()
         child.wait()
     assert f"pid {child.pid}" not in (snapshot().escaped_since(before) or "")
+
+
+def test_an_exiting_or_vanished_task_is_not_running(tmp_path):
+    from harness.host_activity import PF_EXITING, _running
+
+    def stat(state: str, flags: int) -> Path:
+        path = tmp_path / f"{state}{flags}"
+        path.write_text(f"123 (a (b) c) {state} 1 123 123 0 -1 {flags} 0 0 0 0\n")
+        return path
+
+    assert _running(stat("R", 0x40)) and _running(stat("S", 0))
+    assert not _running(stat("R", 0x40 | PF_EXITING)) and not _running(stat("Z", 0))
+    assert not _running(tmp_path / "gone")
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="builds a small C++ library with g++")
+def test_a_joined_cpp_thread_is_never_blamed_even_as_it_exits(tmp_path):
+    """pthread_join returns when the kernel clears the thread's id, while the
+    thread is still inside do_exit() and listed in /proc: such a thread is not
+    running, however often a solution starts and joins one."""
+    source = tmp_path / "join.cpp"
+    source.write_text('#include <thread>\nextern "C" void start_and_join() { std::thread([] {}).join(); }\n')
+    library = tmp_path / "libjoin.so"
+    subprocess.run(["g++", "-O2", "-shared", "-fPIC", "-pthread", str(source), "-o", str(library)], check=True)
+    start_and_join = ctypes.CDLL(str(library)).start_and_join
+    for _ in range(2000):
+        before = snapshot()
+        start_and_join()
+        assert snapshot().threads <= before.threads | {threading.get_native_id()}
