@@ -7,10 +7,18 @@ simple and exact: no thread or child process of this process may exist when
 solve() returns that did not exist when it was called. (Measured on an H200:
 the CUDA runtime starts its threads when the context is created, before any
 call; correct solutions leave the thread list unchanged.)
+
+Threads are counted by the preloaded thread_watch library where the worker
+has it: a /proc snapshot taken after the return misses a detached thread
+that launches its kernel just after solve() returns and exits before the
+harness looks (seen on an H200: such a file got through every correctness
+test). Child processes, and threads where the library is missing (no C
+compiler, or under a sanitizer), come from /proc.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +33,17 @@ class HostActivity:
     threads: frozenset[int]
     children: frozenset[int]
 
-    def escaped_since(self, before: HostActivity) -> str | None:
-        """What was started since `before` and is still alive, in words; None if nothing."""
+    def escaped_since(self, before: HostActivity, unfinished_threads: int | None = None) -> str | None:
+        """What was started since `before` and is still alive, in words; None if
+        nothing. `unfinished_threads`, where the thread watch counted them,
+        replaces the threads this snapshot sees."""
         threads = sorted(self.threads - before.threads)
         children = sorted(self.children - before.children)
         parts = []
-        if threads:
+        if unfinished_threads:
+            named = f" ({describe_threads(threads)})" if threads else ""
+            parts.append(f"{unfinished_threads} thread(s){named}")
+        elif threads and unfinished_threads is None:
             parts.append(f"{len(threads)} thread(s) ({describe_threads(threads)})")
         if children:
             parts.append(f"{len(children)} child process(es) (pid {', '.join(map(str, children))})")
@@ -41,6 +54,39 @@ class HostActivity:
             + " started by solve() still running when it returned: every thread must be joined and every"
             " child waited for before solve() returns (work left on them escapes the timer and the checks)"
         )
+
+
+class WatchedCall:
+    """One call of solve(), watched: `start()` before it, `returned()` at once
+    when it returns (before anything else, so that a thread still in its
+    routine then is counted), `escaped()` whenever convenient afterwards."""
+
+    def start(self) -> None:
+        self.before = snapshot()
+        self.unfinished: int | None = None
+        if _WATCH:
+            _WATCH.harness_watch_threads()
+
+    def returned(self) -> None:
+        if _WATCH:
+            self.unfinished = _WATCH.harness_unfinished_threads()
+
+    def escaped(self) -> str | None:
+        return snapshot().escaped_since(self.before, self.unfinished)
+
+
+def _thread_watch() -> ctypes.CDLL | None:
+    """The preloaded thread_watch library's functions, if this process has them."""
+    process = ctypes.CDLL(None)
+    try:
+        process.harness_unfinished_threads.restype = ctypes.c_long
+        process.harness_watch_threads.restype = None
+    except AttributeError:
+        return None
+    return process
+
+
+_WATCH = _thread_watch()
 
 
 def snapshot() -> HostActivity:

@@ -56,14 +56,22 @@ class HostWorkEscaped(Exception):
 
 
 class ReturnCheck:
-    """Taken before a call of solve(); called at its return, raises
-    HostWorkEscaped if a thread or child process started since is still running."""
+    """One call of solve() held to the rule that it leaves no thread or child
+    process running: `call` makes the call, then calling the check raises
+    HostWorkEscaped if something it started was still running at its return."""
 
     def __init__(self) -> None:
-        self.before = host_activity.snapshot()
+        self.watch = host_activity.WatchedCall()
+
+    def call(self, solve: Solve, site: CallSite) -> None:
+        self.watch.start()
+        try:
+            solve(site)
+        finally:
+            self.watch.returned()
 
     def __call__(self) -> None:
-        escaped = host_activity.snapshot().escaped_since(self.before)
+        escaped = self.watch.escaped()
         if escaped:
             raise HostWorkEscaped(escaped)
 
@@ -72,9 +80,9 @@ def guarded(solve: Solve) -> Solve:
     """solve(), held to the rule that it leaves no thread or child process running."""
 
     def call(site: CallSite) -> None:
-        at_return = ReturnCheck()
-        solve(site)
-        at_return()
+        check = ReturnCheck()
+        check.call(solve, site)
+        check()
 
     return call
 
@@ -190,7 +198,8 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         site.load(*data_sets[calls % len(data_sets)])
         site.prepare()
         calls += 1
-        sample = runtime.timed_call(lambda: solve(site), ReturnCheck())  # checked behind the end event
+        check = ReturnCheck()
+        sample = runtime.timed_call(lambda: check.call(solve, site), check)  # checked behind the end event
         verdict = site.verify()
         if not verdict.passed:
             verdict.message = f"timed call {calls}: {verdict.message}"

@@ -184,6 +184,7 @@ def cuda_results(challenge, tmp_path_factory) -> list[SolutionResult]:
 
 
 @pytest.mark.gpu
+@pytest.mark.timed  # one evaluation (the module's fixture) holds the timed cases
 @pytest.mark.parametrize("name", cases("cuda"))
 def test_cuda_judges_the_corpus_case(name, cuda_results, challenge):
     result = by_file(cuda_results)[name]
@@ -197,6 +198,7 @@ def test_cuda_judges_the_corpus_case(name, cuda_results, challenge):
 
 
 @pytest.mark.gpu
+@pytest.mark.timed
 def test_cuda_evaluations_lose_no_result(cuda_results):
     assert sorted(by_file(cuda_results)) == sorted(runnable("cuda"))
 
@@ -213,6 +215,7 @@ def sanitized_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
 
 
 @pytest.mark.gpu
+@pytest.mark.xdist_group("corpus-sanitized")  # one worker evaluates the module's fixture once
 @pytest.mark.parametrize("name", [pytest.param(n, id=n.removesuffix(".cu")) for n in SANITIZED])
 def test_cuda_sanitize_judges_the_corpus_case(name, sanitized_results, challenge):
     """Findings name the tool and the .cu line; correct solutions raise none

@@ -27,12 +27,14 @@ def challenge():
     return load_challenge("ssm_selective_scan", REPO)
 
 
+@pytest.mark.timed
 def test_cupy_rawmodule_solution_passes_and_is_timed(challenge):
     (result,) = evaluate_files(challenge, [SOLUTIONS / "cupy_warp_per_channel.py"], Plan(**TIMED), REPO)
     assert result.passed, result.message
     assert result.timing is not None and len(result.timing.gpu_time_s) >= 5 and not result.timing.escaped
 
 
+@pytest.mark.timed
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
 def test_triton_solution_passes_and_is_timed(challenge):
     (result,) = evaluate_files(challenge, [SOLUTIONS / "triton_block_of_channels.py"], Plan(**TIMED), REPO)

@@ -4,6 +4,7 @@ running are named; joined ones and ones that existed before are not."""
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
 import sys
@@ -91,3 +92,51 @@ def test_a_joined_cpp_thread_is_never_blamed_even_as_it_exits(tmp_path):
         before = snapshot()
         start_and_join()
         assert snapshot().threads <= before.threads | {threading.get_native_id()}
+
+
+WATCHED = """
+import threading
+from harness.host_activity import WatchedCall, _WATCH
+assert _WATCH is not None, "the thread watch is not preloaded"
+
+def call(body):
+    watch = WatchedCall()
+    watch.start()
+    body()
+    watch.returned()
+    return watch
+
+release = threading.Event()
+# a thread still in its routine at the return is counted, even once it has ended
+# before anyone looks: the case a /proc snapshot misses
+late = threading.Thread(target=release.wait)
+watch = call(late.start)
+release.set(); late.join()
+print("late:", watch.escaped())
+
+# a thread joined before the return is not
+def joined():
+    t = threading.Thread(target=lambda: None); t.start(); t.join()
+print("joined:", call(joined).escaped())
+
+# a thread of an earlier call that ends during a later one does not count for it
+release.clear()
+old = threading.Thread(target=release.wait)
+call(old.start)
+watch = call(lambda: (release.set(), old.join()))
+print("earlier:", watch.escaped())
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="needs a C compiler")
+def test_the_thread_watch_counts_a_thread_that_ends_just_after_the_return(tmp_path):
+    from harness.build.preload import thread_watch_library
+
+    library = thread_watch_library(tmp_path)
+    assert library is not None
+    run = subprocess.run([sys.executable, "-c", WATCHED], capture_output=True, text=True, env={**os.environ, "LD_PRELOAD": str(library)})
+    assert run.returncode == 0, run.stderr
+    lines = dict(line.split(": ", 1) for line in run.stdout.splitlines())
+    assert lines["late"].startswith("1 thread(s)") and "still running when it returned" in lines["late"]
+    assert lines["joined"] == "None"
+    assert lines["earlier"] == "None"

@@ -123,6 +123,7 @@ def test_the_wheel_carries_every_challenge_reference_and_solution(built_wheel: P
         for path in files:
             assert f"harness/_data/{path.relative_to(REPO).as_posix()}" in shipped
     assert "harness/backends/emu/runtime/emu_cuda.h" in shipped and "harness/build/shim.cu" in shipped
+    assert "harness/build/thread_watch.c" in shipped
     assert not any(name.startswith(("challenges/", "reference/", "solutions/", "tests/")) for name in shipped)
 
 
