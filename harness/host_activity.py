@@ -57,13 +57,17 @@ class HostActivity:
 
 
 class WatchedCall:
-    """One call of solve(), watched: `start()` before it, `returned()` at once
-    when it returns (before anything else, so that a thread still in its
-    routine then is counted), `escaped()` whenever convenient afterwards."""
+    """One call of solve(), watched. Made before the call (the /proc snapshot,
+    which takes a while, stays off any timer); `started()` right before it
+    and `returned()` right when it returns (both a few atomic operations, so
+    that a thread still in its routine at the return is counted);
+    `escaped()` whenever convenient afterwards."""
 
-    def start(self) -> None:
+    def __init__(self) -> None:
         self.before = snapshot()
         self.unfinished: int | None = None
+
+    def started(self) -> None:
         if _WATCH:
             _WATCH.harness_watch_threads()
 

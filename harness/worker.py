@@ -57,14 +57,15 @@ class HostWorkEscaped(Exception):
 
 class ReturnCheck:
     """One call of solve() held to the rule that it leaves no thread or child
-    process running: `call` makes the call, then calling the check raises
-    HostWorkEscaped if something it started was still running at its return."""
+    process running: made before the call (off the timer), `call` makes it,
+    then calling the check raises HostWorkEscaped if something it started was
+    still running at its return."""
 
     def __init__(self) -> None:
         self.watch = host_activity.WatchedCall()
 
     def call(self, solve: Solve, site: CallSite) -> None:
-        self.watch.start()
+        self.watch.started()
         try:
             solve(site)
         finally:
