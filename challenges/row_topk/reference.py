@@ -20,7 +20,7 @@ def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dic
     That order as one integer per element: rank = (INT32_MAX - key) * cols + column
     is smaller exactly when the element comes first, and distinct (below 2^46
     in int64). The k smallest ranks of each row (a partition, O(cols)), then
-    sorted: the same answer as a full stable sort at a third of its time.
+    sorted: the answer of a stable sort of the whole row, without that sort.
     """
     rows, cols, k = sizes["rows"], sizes["cols"], sizes["k"]
     keys = np.asarray(inputs["input"], dtype=np.float64).reshape(rows, cols)
