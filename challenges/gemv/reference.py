@@ -48,7 +48,7 @@ def generate_inputs(
         # A[i, j] = 2^20 (s_i + 2^-10 z_ij) and x = 2^-20 w with sum(w) = 0
         # exactly: the s_i part of every row cancels, y[i] = 2^-10 sum_j z_ij w_j
         # (about 0.001 sqrt(N)) out of terms of size ~1. Half precision
-        # overflows A; TF32 or bfloat16 rounding erases the z part.
+        # overflows A; TF32 or bfloat16 rounding keeps a bit or two of the z part.
         s = rng.choice([-1.0, 1.0], (m, 1)) * rng.uniform(0.5, 1.5, (m, 1))
         a = (LARGE * (s + 2.0**-10 * rng.standard_normal((m, n)))).astype(np.float32)
         x = (_zero_sum(rng, n) / np.float32(LARGE)).astype(np.float32)
