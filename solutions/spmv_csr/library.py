@@ -1,6 +1,6 @@
 """spmv_csr with what a CuPy user would write: a cupyx.scipy.sparse CSR matrix
-over the given arrays (no copy) times x, which calls cuSPARSE's SpMV; the
-product is a new array, copied into y."""
+over the given arrays (no copy) times x, which calls cuSPARSE's SpMV (CUB's
+when CuPy's CUB accelerator is on); the product is a new array, copied into y."""
 
 import cupyx.scipy.sparse as sparse
 
