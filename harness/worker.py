@@ -200,7 +200,7 @@ def run_timing(runtime: TimingRuntime, solve: Solve, challenge: Challenge, spec:
         site.prepare()
         calls += 1
         check = ReturnCheck()
-        sample = runtime.timed_call(lambda: check.call(solve, site), check)  # checked behind the end event
+        sample = runtime.timed_call(lambda: check.call(solve, site), check)  # the rest checked once the GPU is done
         verdict = site.verify()
         if not verdict.passed:
             verdict.message = f"timed call {calls}: {verdict.message}"
