@@ -39,8 +39,12 @@ from .timing.loop import Sample, measure
 
 # A timed median this much above the events' median, beyond the cost of an
 # empty call, means work ran outside the timed stream (side stream, host thread).
+# The absolute part is measured: on an H200 the honest ssm reference took
+# 224.0 us of wall time against 108.8 us of events and a 64.5 us empty call,
+# 51 us beyond both once the wall clock stopped at the synchronise; the
+# escapes in the corpus run milliseconds outside the timer.
 ESCAPE_RELATIVE = 0.25
-ESCAPE_ABSOLUTE_S = 20e-6
+ESCAPE_ABSOLUTE_S = 100e-6
 
 # Timing starts once the GPU has run the solution this long: its clock ramps up
 # from idle (345 MHz measured on an idle H200) within milliseconds of load.
