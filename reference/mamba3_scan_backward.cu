@@ -1,5 +1,25 @@
-// mamba3_scan_backward reference: checkpointed forward, adjoint carries, and a
-// time-parallel reverse sweep with the forward states recomputed in registers.
+// mamba3_scan_backward reference: padded_reduction.cu's reverse sweep (the
+// previous reference with conflict-free partials), its checkpoints and
+// adjoint carries made parallel over time (H200, one run: previous reference
+// 4.23 ms, padded_reduction 3.59 ms, this 2.92 ms).
+//
+// padded_reduction.cu produces the checkpoints (h every K steps) and the adjoint at
+// every segment boundary with one thread per (b, h, pair, 4 columns) walking
+// all seq_len steps: 32,768 threads, about 8 warps per SM, each step waiting on
+// global loads. Here every SEG-step segment is swept on its own, from a zero
+// state (forward) and a zero adjoint (backward), all segments at once
+// (1 M threads at the official size), and a short second kernel carries the
+// true state and adjoint across the segment boundaries:
+//   h_t = hloc_t + m_t h_{a-1}     W_a = Wloc_a + mr W_e
+// for a segment [a, e), where per row pair m_t = prod_{r=a..t} alpha_r e^{i theta_r}
+// and mr = prod_{t=a..e-1} alpha_{t+1} e^{-i theta_t} are complex scalars (the
+// rotation turns a row pair like a complex number, rows 2i and 2i+1 its real
+// and imaginary parts). The sweeps store the local checkpoints hloc and, per
+// checkpoint and pair, m; the backward kernel adds m h_{a-1} when it loads a
+// checkpoint (h_{a-1} kept in shared memory for the whole segment).
+//
+// padded_reduction.cu's description follows (its step 2 is replaced as above).
+//
 //
 // Notation of spec.md: per (b, h) and state column p, h_t is the forward state,
 // W_t = dL/dv_t the adjoint, W_t = R_t^T (C_t dy_t + alpha_{t+1} W_{t+1}).
@@ -102,29 +122,37 @@ struct ReverseIn {
     float4 dy;
 };
 
-__global__ void __launch_bounds__(128) carries_kernel(const float* __restrict__ x, const float* __restrict__ B,
-                                                      const float* __restrict__ C, const float* __restrict__ dy,
-                                                      const float2* __restrict__ cs, const float4* __restrict__ abg,
-                                                      float* __restrict__ ckpt, float* __restrict__ wcarry, Sizes s) {
+// Segment-local sweeps: thread = (role, b, h, segment, pair j, column group).
+// Forward: h from zero over the segment; stores the local checkpoints inside the
+// segment, the local end state and, per pair, m (the homogeneous factor).
+// Reverse: W from zero at the segment end down to its start; stores Wloc_a and mr.
+__global__ void __launch_bounds__(128) segment_sweeps_kernel(
+    const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
+    const float* __restrict__ dy, const float2* __restrict__ cs, const float4* __restrict__ abg,
+    float* __restrict__ ckpt, float2* __restrict__ mck, float* __restrict__ hseg, float2* __restrict__ mseg,
+    float* __restrict__ wseg, float2* __restrict__ mrseg, Sizes s) {
     const int CGt = s.Pp / CPT;
-    const int per_role = s.batch * s.H * s.npairs * CGt;
+    const int per_role = s.batch * s.H * s.nseg * s.npairs * CGt;
     int gid = blockIdx.x * blockDim.x + threadIdx.x;
     const bool reverse = gid >= per_role;
     if (reverse) gid -= per_role;
     if (gid >= per_role) return;
-    const int cg = gid % CGt, j = (gid / CGt) % s.npairs, bh = gid / (CGt * s.npairs);
+    const int cg = gid % CGt, j = (gid / CGt) % s.npairs, seg = (gid / (CGt * s.npairs)) % s.nseg;
+    const int bh = gid / (CGt * s.npairs * s.nseg);
     const int b = bh / s.H, h = bh % s.H, p0 = cg * CPT;
     const int L = s.L, N = s.N;
+    const int a = seg * SEG, e = min(a + SEG, L);
     auto store_rows = [&](float* base, const float* r0, const float* r1) {  // rows 2j, 2j+1 of an N x Pp matrix
         *reinterpret_cast<float4*>(base + (2 * j) * s.Pp + p0) = make_float4(r0[0], r0[1], r0[2], r0[3]);
         *reinterpret_cast<float4*>(base + (2 * j + 1) * s.Pp + p0) = make_float4(r1[0], r1[1], r1[2], r1[3]);
     };
+    const size_t seg_slot = ((size_t)bh * s.nseg + seg);
 
     if (!reverse) {
-        // h_t = R_t(alpha_t h_{t-1} + beta_t B_{t-1} x_{t-1}^T) + gamma_t B_t x_t^T on rows 2j, 2j+1
+        // h_t = R_t(alpha_t h_{t-1} + beta_t B_{t-1} x_{t-1}^T) + gamma_t B_t x_t^T on rows 2j, 2j+1, h_{a-1} = 0
         auto load = [&](int t) {
             ForwardIn in{};
-            if (t < L) {
+            if (t < e) {
                 const int row = row_of(s, b, t, h);
                 in.cs = cs[row * s.npairs + j];
                 in.abg = abg[row];
@@ -135,15 +163,22 @@ __global__ void __launch_bounds__(128) carries_kernel(const float* __restrict__ 
         };
         ForwardIn ring[PREFETCH];
 #pragma unroll
-        for (int d = 0; d < PREFETCH; ++d) ring[d] = load(d);
+        for (int d = 0; d < PREFETCH; ++d) ring[d] = load(a + d);
         float h0[CPT] = {}, h1[CPT] = {}, xp[CPT] = {};
         float2 bp = make_float2(0.f, 0.f);  // S_{-1} = 0
+        if (a > 0) {  // the write beta_a B_{a-1} x_{a-1}^T belongs to the segment's first step
+            const int row = row_of(s, b, a - 1, h);
+            bp = *reinterpret_cast<const float2*>(B + row * N + 2 * j);
+            const float4 xv = load_cols(x + row * s.P, p0, s.P);
+            xp[0] = xv.x; xp[1] = xv.y; xp[2] = xv.z; xp[3] = xv.w;
+        }
+        float mr = 1.f, mi = 0.f;
         float* out = ckpt + (size_t)bh * s.nch * N * s.Pp;
-        for (int t0 = 0; t0 < L; t0 += PREFETCH) {
+        for (int t0 = a; t0 < e; t0 += PREFETCH) {
 #pragma unroll
             for (int d = 0; d < PREFETCH; ++d) {
                 const int t = t0 + d;
-                if (t >= L) break;
+                if (t >= e) break;
                 const ForwardIn in = ring[d];
                 ring[d] = load(t + PREFETCH);
                 const float c = in.cs.x, sn = in.cs.y;
@@ -160,15 +195,23 @@ __global__ void __launch_bounds__(128) carries_kernel(const float* __restrict__ 
                     h1[k] = n1;
                     xp[k] = xv;
                 }
+                const float nr = fmaf(ac, mr, -as * mi), ni = fmaf(as, mr, ac * mi);  // m_t = alpha_t e^{i theta_t} m_{t-1}
+                mr = nr;
+                mi = ni;
                 bp = in.b;
-                if ((t + 1) % K == 0 && t + 1 < L) store_rows(out + (size_t)((t + 1) / K) * N * s.Pp, h0, h1);
+                if ((t + 1) % K == 0 && t + 1 < e) {  // a checkpoint inside the segment: h_t local, and m_t
+                    store_rows(out + (size_t)((t + 1) / K) * N * s.Pp, h0, h1);
+                    if (cg == 0) mck[((size_t)bh * s.nch + (t + 1) / K) * s.npairs + j] = make_float2(mr, mi);
+                }
             }
         }
+        store_rows(hseg + seg_slot * N * s.Pp, h0, h1);
+        if (cg == 0) mseg[seg_slot * s.npairs + j] = make_float2(mr, mi);
     } else {
-        // W_t = alpha_{t+1} R_t^T W_{t+1} + (R_t^T C_t) dy_t, from W_L = 0 down to t = SEG
+        // W_t = alpha_{t+1} R_t^T W_{t+1} + (R_t^T C_t) dy_t, from W_e = 0 down to W_a
         auto load = [&](int t) {
             ReverseIn in{};
-            if (t >= 0) {
+            if (t >= a) {
                 const int row = row_of(s, b, t, h);
                 in.cs = cs[row * s.npairs + j];
                 in.c = *reinterpret_cast<const float2*>(C + row * N + 2 * j);
@@ -179,15 +222,15 @@ __global__ void __launch_bounds__(128) carries_kernel(const float* __restrict__ 
         };
         ReverseIn ring[PREFETCH];
 #pragma unroll
-        for (int d = 0; d < PREFETCH; ++d) ring[d] = load(L - 1 - d);
+        for (int d = 0; d < PREFETCH; ++d) ring[d] = load(e - 1 - d);
         float w0[CPT] = {}, w1[CPT] = {};
-        float alpha_next = 0.f;
-        float* out = wcarry + (size_t)bh * s.nseg * N * s.Pp;
-        for (int t0 = L - 1; t0 >= 0; t0 -= PREFETCH) {
+        float alpha_next = e < L ? abg[row_of(s, b, e, h)].x : 0.f;  // alpha_e, the factor on W_e
+        float mr = 1.f, mi = 0.f;
+        for (int t0 = e - 1; t0 >= a; t0 -= PREFETCH) {
 #pragma unroll
             for (int d = 0; d < PREFETCH; ++d) {
                 const int t = t0 - d;
-                if (t < 0) break;
+                if (t < a) break;
                 const ReverseIn in = ring[d];
                 ring[d] = load(t - PREFETCH);
                 const float c = in.cs.x, sn = in.cs.y;
@@ -201,10 +244,53 @@ __global__ void __launch_bounds__(128) carries_kernel(const float* __restrict__ 
                     w0[k] = n0;
                     w1[k] = n1;
                 }
+                const float nr = fmaf(rac, mr, ras * mi), ni = fmaf(rac, mi, -ras * mr);  // mr *= alpha_{t+1} e^{-i theta_t}
+                mr = nr;
+                mi = ni;
                 alpha_next = in.alpha;
-                if (t % SEG == 0 && t > 0) store_rows(out + (size_t)(t / SEG - 1) * N * s.Pp, w0, w1);
             }
         }
+        store_rows(wseg + seg_slot * N * s.Pp, w0, w1);
+        if (cg == 0) mrseg[seg_slot * s.npairs + j] = make_float2(mr, mi);
+    }
+}
+
+// Carries across segments: thread = (b, h, pair j, column p), nseg steps each way.
+// In place: hseg[seg] becomes h_{a-1} (the true state before the segment),
+// wseg[seg] becomes W_e (the true adjoint after it; zero after the last).
+__global__ void __launch_bounds__(128) segment_carries_kernel(float* __restrict__ hseg, const float2* __restrict__ mseg,
+                                                              float* __restrict__ wseg,
+                                                              const float2* __restrict__ mrseg, Sizes s) {
+    const int per_bh = s.npairs * s.Pp;
+    const int gid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (gid >= s.batch * s.H * per_bh) return;
+    const int p = gid % s.Pp, j = (gid / s.Pp) % s.npairs, bh = gid / per_bh;
+    const size_t mat = (size_t)s.N * s.Pp;
+    float* hb = hseg + (size_t)bh * s.nseg * mat + (2 * j) * s.Pp + p;
+    float* wb = wseg + (size_t)bh * s.nseg * mat + (2 * j) * s.Pp + p;
+    const float2* mb = mseg + (size_t)bh * s.nseg * s.npairs + j;
+    const float2* mrb = mrseg + (size_t)bh * s.nseg * s.npairs + j;
+    float g0 = 0.f, g1 = 0.f;
+    for (int sg = 0; sg < s.nseg; ++sg) {
+        float* q = hb + sg * mat;
+        const float l0 = q[0], l1 = q[s.Pp];
+        const float2 m = mb[sg * s.npairs];
+        q[0] = g0;
+        q[s.Pp] = g1;
+        const float n0 = fmaf(m.x, g0, fmaf(-m.y, g1, l0)), n1 = fmaf(m.y, g0, fmaf(m.x, g1, l1));
+        g0 = n0;
+        g1 = n1;
+    }
+    float w0 = 0.f, w1 = 0.f;
+    for (int sg = s.nseg - 1; sg >= 0; --sg) {
+        float* q = wb + sg * mat;
+        const float l0 = q[0], l1 = q[s.Pp];
+        const float2 m = mrb[sg * s.npairs];
+        q[0] = w0;
+        q[s.Pp] = w1;
+        const float n0 = fmaf(m.x, w0, fmaf(-m.y, w1, l0)), n1 = fmaf(m.y, w0, fmaf(m.x, w1, l1));  // mr already holds e^{-i theta}
+        w0 = n0;
+        w1 = n1;
     }
 }
 
@@ -213,12 +299,13 @@ __global__ void __launch_bounds__(128) carries_kernel(const float* __restrict__ 
 
 // Shared-memory layout of the backward kernel (floats; every region a multiple of 4).
 struct Layout {
-    int CG, CB, RS;  // column groups per block, columns per block, stride of one (step, pair) in rp
-    int coef, xs, dys, stp, rp, xp, rs, xsum, hsc, seg, red, total;
+    int CG, CB, VS, RS;  // column groups per block, columns per block, stride of one v and of one (step, pair) in rp
+    int coef, xs, dys, stp, rp, xp, rs, xsum, hsc, seg, red, hst, total;
     __host__ __device__ Layout(int npairs, int CG_) {
         CG = CG_;
         CB = CG * CPT;
-        RS = NV * CG + (((CG - NV * CG) % 32) + 32) % 32;  // RS = CG (mod 32): the partial stores do not collide
+        VS = CG + 1;   // odd: the reducing threads (consecutive v, then pairs) read from different banks
+        RS = NV * VS;
         int at = 0;
         auto take = [&](int n) { int here = at; at += (n + 3) & ~3; return here; };
         coef = take(2 * K * npairs * 16);  // [buf][step][pair] 4 float4s: fwd rotation/writes, rev rotation, C^T, B, C
@@ -232,6 +319,7 @@ struct Layout {
         hsc = take(HALF * 2);             // [step]: x.dy and B.C
         seg = take(4 * SEG);              // [D, B.Q, dgamma, x.dy][step of the segment]
         red = take(64);
+        hst = take(2 * CPT * MAX_THREADS);  // [row r][column k][thread]: h_{a-1} of the thread's elements
         total = at;
     }
 };
@@ -255,7 +343,8 @@ __global__ void __launch_bounds__(MAX_THREADS, 1)
 backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
                 const float* __restrict__ dt, const float* __restrict__ A, const float* __restrict__ lam,
                 const float* __restrict__ skip, const float* __restrict__ dy, const float2* __restrict__ cs,
-                const float4* __restrict__ abg, const float* __restrict__ ckpt, const float* __restrict__ wcarry,
+                const float4* __restrict__ abg, const float* __restrict__ ckpt, const float2* __restrict__ mck,
+                const float* __restrict__ hseg, const float* __restrict__ wcarry,
                 float* __restrict__ dx, float* __restrict__ dB, float* __restrict__ dC, float* __restrict__ ddt,
                 float* __restrict__ dlam, float* __restrict__ dtheta, float2* __restrict__ parts, Sizes s, int CG,
                 int ncb, bool accumulate) {
@@ -339,10 +428,14 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         const int items = max(coef_items, x_items);
         for (int f = tid; f < items; f += NT) stage_store(stage_load(t0, f), buf, f);
     };
-    auto load_ckpt = [&](int t0, float (&r0)[CPT], float (&r1)[CPT]) {  // h_{t0-1}; h_{-1} = 0
-        if (t0 == 0 || !active) {
+    // h_{t0-1} = hloc + m h_{ts-1}: the local checkpoint and its factor m here,
+    // h_{ts-1} (kept in shared memory) added when the chunk starts. At the
+    // segment's start the checkpoint is h_{ts-1} itself (hloc = 0, m = 1).
+    auto load_ckpt = [&](int t0, float (&r0)[CPT], float (&r1)[CPT], float2& m) {
+        if (t0 == ts || !active) {
 #pragma unroll
             for (int k = 0; k < CPT; ++k) r0[k] = r1[k] = 0.f;
+            m = make_float2(1.f, 0.f);
             return;
         }
         const float* base = ckpt + ((size_t)bh * s.nch + t0 / K) * N * s.Pp + p0;
@@ -350,7 +443,16 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         const float4 c = *reinterpret_cast<const float4*>(base + (2 * j + 1) * s.Pp);
         r0[0] = a.x; r0[1] = a.y; r0[2] = a.z; r0[3] = a.w;
         r1[0] = c.x; r1[1] = c.y; r1[2] = c.z; r1[3] = c.w;
+        m = mck[((size_t)bh * s.nch + t0 / K) * npairs + j];
     };
+    float* hst = sm + lay.hst + tid;  // [row r][column k] at stride MAX_THREADS
+    if (active) {
+        const float* base = hseg + ((size_t)bh * s.nseg + seg) * N * s.Pp + p0;
+        const float4 a = *reinterpret_cast<const float4*>(base + (2 * j) * s.Pp);
+        const float4 c = *reinterpret_cast<const float4*>(base + (2 * j + 1) * s.Pp);
+        hst[0 * MAX_THREADS] = a.x; hst[1 * MAX_THREADS] = a.y; hst[2 * MAX_THREADS] = a.z; hst[3 * MAX_THREADS] = a.w;
+        hst[4 * MAX_THREADS] = c.x; hst[5 * MAX_THREADS] = c.y; hst[6 * MAX_THREADS] = c.z; hst[7 * MAX_THREADS] = c.w;
+    }
 
     // ---- per-thread state: W = W_{t+1} of the next step to process
     float w0[CPT] = {}, w1[CPT] = {};
@@ -364,7 +466,8 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
 
     const int first_chunk = (te - 1) / K, last_chunk = ts / K;
     float hp0[CPT], hp1[CPT];  // h_{t0-1}, the chunk's checkpoint (then the next chunk's, prefetched)
-    load_ckpt(first_chunk * K, hp0, hp1);
+    float2 hm;                 // its factor m
+    load_ckpt(first_chunk * K, hp0, hp1, hm);
     stage_all(first_chunk * K, first_chunk & 1);
     __syncthreads();
 
@@ -376,6 +479,14 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         const float* stp = sm + lay.stp + buf * K * 8;
         const bool has_next = chunk > last_chunk;
         Staged next{};
+        if (active) {
+#pragma unroll
+            for (int k = 0; k < CPT; ++k) {
+                const float s0 = hst[k * MAX_THREADS], s1 = hst[(CPT + k) * MAX_THREADS];
+                hp0[k] = fmaf(hm.x, s0, fmaf(-hm.y, s1, hp0[k]));
+                hp1[k] = fmaf(hm.y, s0, fmaf(hm.x, s1, hp1[k]));
+            }
+        }
 
 #pragma unroll
         for (int half = 1; half >= 0; --half) {
@@ -412,7 +523,7 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 }
             }
             if (half == 0 && has_next) {  // the checkpoint is used: prefetch the next chunk's
-                load_ckpt(t0 - K, hp0, hp1);
+                load_ckpt(t0 - K, hp0, hp1, hm);
                 if (one_round) next = stage_load(t0 - K, tid);
             }
 
@@ -443,8 +554,8 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                         dd = fmaf(n0, p0v, fmaf(n1, p1v, dd));
                     }
                     float* r = sm + lay.rp + (hl * npairs + j) * lay.RS + cg;
-                    r[0 * CG] = q0; r[1 * CG] = q1; r[2 * CG] = dc0;
-                    r[3 * CG] = dc1; r[4 * CG] = cr; r[5 * CG] = dd;
+                    r[0 * lay.VS] = q0; r[1 * lay.VS] = q1; r[2 * lay.VS] = dc0;
+                    r[3 * lay.VS] = dc1; r[4 * lay.VS] = cr; r[5 * lay.VS] = dd;
                     *reinterpret_cast<float4*>(sm + lay.xp + (hl * npairs + j) * CB + cg * CPT) =
                         make_float4(X[0], X[1], X[2], X[3]);
                 }
@@ -454,7 +565,7 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             // ---- P1: column sums per (step, pair), row sums per (step, column), x.dy and B.C per step
             for (int f = tid; f < HALF * npairs * NV; f += NT) {
                 const int hl = f / (npairs * NV), jj = (f / NV) % npairs, v = f % NV;
-                const float* r = sm + lay.rp + (hl * npairs + jj) * lay.RS + v * CG;
+                const float* r = sm + lay.rp + (hl * npairs + jj) * lay.RS + v * lay.VS;
                 float acc = 0.f;
                 for (int g = 0; g < CGv; ++g) acc += r[g];
                 sm[lay.rs + (hl * npairs + jj) * 8 + v] = acc;
@@ -640,9 +751,11 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
     const size_t cs_bytes = align(sizeof(float2) * rows * s.npairs);
     const size_t abg_bytes = align(sizeof(float4) * rows);
     const size_t ckpt_bytes = align(sizeof(float) * bh * s.nch * d_state * s.Pp);
-    const size_t carry_bytes = align(sizeof(float) * bh * s.nseg * d_state * s.Pp);
+    const size_t mck_bytes = align(sizeof(float2) * bh * s.nch * s.npairs);
+    const size_t seg_bytes = align(sizeof(float) * bh * s.nseg * d_state * s.Pp);
+    const size_t mseg_bytes = align(sizeof(float2) * bh * s.nseg * s.npairs);
     const size_t parts_bytes = align(sizeof(float2) * blocks);
-    const size_t need = cs_bytes + abg_bytes + ckpt_bytes + carry_bytes + parts_bytes;
+    const size_t need = cs_bytes + abg_bytes + ckpt_bytes + mck_bytes + 2 * seg_bytes + 2 * mseg_bytes + parts_bytes;
     if (need > g_scratch_bytes) {
         if (g_scratch) cudaFree(g_scratch);
         if (cudaMalloc(&g_scratch, need) != cudaSuccess) {
@@ -652,11 +765,17 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
         }
         g_scratch_bytes = need;
     }
-    float2* cs = reinterpret_cast<float2*>(g_scratch);
-    float4* abg = reinterpret_cast<float4*>(g_scratch + cs_bytes);
-    float* ckpt = reinterpret_cast<float*>(g_scratch + cs_bytes + abg_bytes);
-    float* wcarry = reinterpret_cast<float*>(g_scratch + cs_bytes + abg_bytes + ckpt_bytes);
-    float2* parts = reinterpret_cast<float2*>(g_scratch + cs_bytes + abg_bytes + ckpt_bytes + carry_bytes);
+    char* at = g_scratch;
+    auto carve = [&](size_t bytes) { char* here = at; at += bytes; return here; };
+    float2* cs = reinterpret_cast<float2*>(carve(cs_bytes));
+    float4* abg = reinterpret_cast<float4*>(carve(abg_bytes));
+    float* ckpt = reinterpret_cast<float*>(carve(ckpt_bytes));
+    float2* mck = reinterpret_cast<float2*>(carve(mck_bytes));
+    float* hseg = reinterpret_cast<float*>(carve(seg_bytes));
+    float* wseg = reinterpret_cast<float*>(carve(seg_bytes));
+    float2* mseg = reinterpret_cast<float2*>(carve(mseg_bytes));
+    float2* mrseg = reinterpret_cast<float2*>(carve(mseg_bytes));
+    float2* parts = reinterpret_cast<float2*>(carve(parts_bytes));
 
     const bool accumulate = ncb > 1;  // column blocks add their shares of the column sums
     if (accumulate) {
@@ -669,8 +788,11 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
 
     coefficients_kernel<<<min((rows * s.npairs + 255) / 256, 4096), 256>>>(dt, A, lam, theta, cs, abg, rows,
                                                                             n_heads, s.npairs);
-    const int carry_threads = 2 * bh * s.npairs * CGt;
-    carries_kernel<<<(carry_threads + 127) / 128, 128>>>(x, B, C, dy, cs, abg, ckpt, wcarry, s);
+    const int sweep_threads = 2 * bh * s.nseg * s.npairs * CGt;
+    segment_sweeps_kernel<<<(sweep_threads + 127) / 128, 128>>>(x, B, C, dy, cs, abg, ckpt, mck, hseg, mseg, wseg,
+                                                                 mrseg, s);
+    const int carry_threads = bh * s.npairs * s.Pp;
+    segment_carries_kernel<<<(carry_threads + 127) / 128, 128>>>(hseg, mseg, wseg, mrseg, s);
 
     const Layout lay(s.npairs, CG);
     const int smem = static_cast<int>(sizeof(float) * lay.total);
@@ -678,7 +800,7 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
         cudaFuncSetAttribute(backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         g_smem_attr = smem;
     }
-    backward_kernel<<<blocks, threads, smem>>>(x, B, C, dt, A, lam, skip, dy, cs, abg, ckpt, wcarry, dx, dB, dC, ddt,
+    backward_kernel<<<blocks, threads, smem>>>(x, B, C, dt, A, lam, skip, dy, cs, abg, ckpt, mck, hseg, wseg, dx, dB, dC, ddt,
                                                dlam, dtheta, parts, s, CG, ncb, accumulate);
     head_sums_kernel<<<(n_heads + 127) / 128, 128>>>(parts, dA, dskip, batch, n_heads, s.nseg * ncb);
 }

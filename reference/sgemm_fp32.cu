@@ -1,133 +1,175 @@
-// sgemm_fp32 reference: register-tiled SIMT GEMM for sm_90, float32 FMAs only.
+// sgemm_fp32 reference: register-tiled SIMT GEMM fed by a multi-stage cp.async ring,
+// float32 FMAs only.
 //
-// A block computes a BM x BN tile of C; each warp a 32 x 64 sub-tile; each
-// thread 8 x 8 outputs held in registers, as two 4-row groups 16 rows apart
-// and two 4-column groups 32 columns apart, so that a warp's shared-memory
-// reads of a k-slice are a few 16-byte broadcasts (no bank conflicts) and its
-// stores of C are 128-byte runs. Per k step a thread loads 8 A and 8 B values
-// from shared memory and does 64 FMAs.
+// A block computes a BM x BN tile of C with 8 warps; each thread holds
+// (4*RM) x (4*RN) outputs in registers as RM groups of 4 rows 16 apart and RN
+// groups of 4 columns 32 apart, so that for one k a warp reads A as 4 distinct
+// float4 and B as 8 distinct float4 (one conflict-free shared-memory wavefront
+// each) and its C stores are 128-byte runs.
 //
-// K is walked in BK-deep slices, double-buffered: while the FMAs of slice t
-// run from one shared buffer, the loads of slice t+1 are already in flight
-// from global memory into registers (float4 where rows are 16-byte aligned),
-// and are stored into the other buffer afterwards: one barrier per slice.
-// A is stored transposed in shared memory (k-major), so a thread's 4
-// consecutive rows of A for one k are one float4; its rows are padded by 4
-// floats to spread the transposing stores over the banks.
-// Out-of-range rows, columns and k are loaded as zeros and not stored, so the
-// same kernel handles every size; when K or N is not a multiple of 4 (or a
-// pointer is unaligned), the global loads and C stores are scalar.
-// (cp.async would take the global-to-shared copy off the registers, but the
-// emulator that runs every solution on CPUs rejects inline PTX.)
+// K is walked in BK-deep slices through a STAGES-deep ring in shared memory,
+// filled by cp.async straight from global memory (no staging registers, so the
+// thread's operand fragments can be double-buffered within the register cap):
+// one barrier per slice; the copies of slice t + STAGES - 1 are in flight while
+// slice t is multiplied. A is transposed on the way in (As[k][m], 4-byte
+// copies; a warp's copy covers 4 rows x 8 consecutive k, four whole 32-byte
+// sectors, and lands in 32 different banks thanks to the 4-float row pad),
+// so a thread's 4 consecutive rows for one k are one float4. B keeps its
+// layout (16-byte copies when N is a multiple of 4, 4-byte ones otherwise).
+// Out-of-range elements are zero-filled by cp.async's source size of 0 and
+// never stored, so every size runs through the same kernel. Blocks are
+// rasterised in groups of GROUP_M block rows so that the blocks in flight
+// share their A and B panels in L2.
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 namespace {
 
-template <int BM, int BN, int BK>
+constexpr int GROUP_M = 8;
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+// src_bytes = 0 reads nothing and zero-fills the destination.
+__device__ __forceinline__ void cp_async_4(void* dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+template <int BM_, int BN_, int BK_, int RM_, int RN_, int STAGES_>
 struct Config {
-    static constexpr int WARPS_M = BM / 32, WARPS_N = BN / 64;
-    static constexpr int THREADS = WARPS_M * WARPS_N * 32;
-    static constexpr int A_VEC = BM * BK / 4 / THREADS;  // float4 loads of A per thread per slice
-    static constexpr int B_VEC = BK * BN / 4 / THREADS;
-    static constexpr int AS_STRIDE = BM + 4;
-    static_assert(A_VEC >= 1 && B_VEC >= 1 && BM * BK % (4 * THREADS) == 0 && BK * BN % (4 * THREADS) == 0, "tile shape");
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, RM = RM_, RN = RN_, STAGES = STAGES_;
+    static constexpr int WM = 16 * RM, WN = 32 * RN;  // warp tile: 4 x 8 lanes of (4RM) x (4RN)
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
+    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int AS = BM + 4;  // padded k-row of the transposed A
+    static constexpr int A_FLOATS = BK * AS, B_FLOATS = BK * BN;
+    static constexpr int STAGE_FLOATS = A_FLOATS + B_FLOATS;
+    static constexpr size_t SMEM_BYTES = (size_t)STAGES * STAGE_FLOATS * sizeof(float);
+    static constexpr int A_COPIES = BM * BK / THREADS;       // 4-byte copies of A per thread per slice
+    static constexpr int B_VEC_COPIES = BK * BN / 4 / THREADS;  // 16-byte copies of B
+    static constexpr int B_COPIES = BK * BN / THREADS;       // 4-byte copies of B (unaligned path)
+    static_assert(BM % WM == 0 && BN % WN == 0 && BM % 32 == 0 && BK % 8 == 0, "tile shape");
+    static_assert(BM * BK % THREADS == 0 && BK * BN % (4 * THREADS) == 0, "whole copies per thread");
+    static_assert(STAGES >= 2, "a ring needs two stages");
 };
 
-template <int BM, int BN, int BK, bool VEC>
-// At most 128 registers per thread (two 256-thread blocks per SM): 64
-// accumulators, 16 operands, the next slice's loads and addresses fit.
-__global__ __launch_bounds__(Config<BM, BN, BK>::THREADS, 512 / Config<BM, BN, BK>::THREADS) void sgemm_register_tiles(
-    const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
-    using Cfg = Config<BM, BN, BK>;
-    constexpr int THREADS = Cfg::THREADS, A_VEC = Cfg::A_VEC, B_VEC = Cfg::B_VEC, AS = Cfg::AS_STRIDE;
-    __shared__ __align__(16) float As[2][BK][AS];  // As[k][m]: A transposed
-    __shared__ __align__(16) float Bs[2][BK][BN];
+// Issues the copies of the K slice starting at k0 into one stage.
+template <class Cfg, bool VEC>
+__device__ __forceinline__ void load_slice(float* As, float* Bs, const float* __restrict__ A, const float* __restrict__ B,
+                                           int M, int N, int K, int m0, int n0, int k0) {
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < Cfg::A_COPIES; ++i) {
+        // 8 consecutive lanes: one row, 8 consecutive k (one 32-byte sector)
+        const int idx = tid + i * Cfg::THREADS;
+        const int k = (idx & 7) + ((idx >> 3) / Cfg::BM) * 8, row = (idx >> 3) % Cfg::BM;
+        const int gm = m0 + row, gk = k0 + k;
+        const bool in = gm < M && gk < K;
+        cp_async_4(As + k * Cfg::AS + row, in ? A + (size_t)gm * K + gk : A, in ? 4 : 0);
+    }
+    if (VEC) {
+#pragma unroll
+        for (int i = 0; i < Cfg::B_VEC_COPIES; ++i) {
+            const int idx = tid + i * Cfg::THREADS;
+            const int k = idx / (Cfg::BN / 4), n = (idx % (Cfg::BN / 4)) * 4;
+            const int gk = k0 + k, gn = n0 + n;
+            const bool in = gk < K && gn < N;  // N % 4 == 0: a chunk is all in or all out
+            cp_async_16(Bs + k * Cfg::BN + n, in ? B + (size_t)gk * N + gn : B, in ? 16 : 0);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < Cfg::B_COPIES; ++i) {
+            const int idx = tid + i * Cfg::THREADS;
+            const int k = idx / Cfg::BN, n = idx % Cfg::BN;
+            const int gk = k0 + k, gn = n0 + n;
+            const bool in = gk < K && gn < N;
+            cp_async_4(Bs + k * Cfg::BN + n, in ? B + (size_t)gk * N + gn : B, in ? 4 : 0);
+        }
+    }
+}
 
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const int wm = (warp / Cfg::WARPS_N) * 32, wn = (warp % Cfg::WARPS_N) * 64;
-    const int tm = (lane / 8) * 4, tn = (lane % 8) * 4;  // thread rows wm+tm+{0..3, 16..19}, cols wn+tn+{0..3, 32..35}
+template <class Cfg, bool VEC>
+__global__ void __launch_bounds__(Cfg::THREADS, (Cfg::RM * Cfg::RN <= 4) ? 2 : 1)
+sgemm_cp_async(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
+    constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, RM = Cfg::RM, RN = Cfg::RN, STAGES = Cfg::STAGES;
+    extern __shared__ __align__(16) float smem[];
 
-    float4 a_next[A_VEC], b_next[B_VEC];
-    // A slice: BM rows x BK/4 float4; B slice: BK rows x BN/4 float4; zeros outside the matrices.
-    auto load_slice = [&](int k0) {
-#pragma unroll
-        for (int i = 0; i < A_VEC; ++i) {
-            int f = tid + i * THREADS, row = f / (BK / 4), k = k0 + (f % (BK / 4)) * 4;
-            int m = m0 + row;
-            if (VEC) {
-                a_next[i] = (m < M && k < K) ? __ldg(reinterpret_cast<const float4*>(A + (size_t)m * K + k))
-                                             : make_float4(0.f, 0.f, 0.f, 0.f);
-            } else {
-                const float* p = A + (size_t)m * K + k;
-                bool in = m < M;
-                a_next[i] = make_float4(in && k < K ? p[0] : 0.f, in && k + 1 < K ? p[1] : 0.f,
-                                        in && k + 2 < K ? p[2] : 0.f, in && k + 3 < K ? p[3] : 0.f);
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < B_VEC; ++i) {
-            int f = tid + i * THREADS, k = k0 + f / (BN / 4), n = n0 + (f % (BN / 4)) * 4;
-            if (VEC) {
-                b_next[i] = (k < K && n < N) ? __ldg(reinterpret_cast<const float4*>(B + (size_t)k * N + n))
-                                             : make_float4(0.f, 0.f, 0.f, 0.f);
-            } else {
-                const float* p = B + (size_t)k * N + n;
-                bool in = k < K;
-                b_next[i] = make_float4(in && n < N ? p[0] : 0.f, in && n + 1 < N ? p[1] : 0.f,
-                                        in && n + 2 < N ? p[2] : 0.f, in && n + 3 < N ? p[3] : 0.f);
-            }
-        }
-    };
-    auto store_slice = [&](int stage) {
-#pragma unroll
-        for (int i = 0; i < A_VEC; ++i) {
-            int f = tid + i * THREADS, row = f / (BK / 4), k = (f % (BK / 4)) * 4;
-            As[stage][k + 0][row] = a_next[i].x;
-            As[stage][k + 1][row] = a_next[i].y;
-            As[stage][k + 2][row] = a_next[i].z;
-            As[stage][k + 3][row] = a_next[i].w;
-        }
-#pragma unroll
-        for (int i = 0; i < B_VEC; ++i) {
-            int f = tid + i * THREADS, k = f / (BN / 4), n = (f % (BN / 4)) * 4;
-            *reinterpret_cast<float4*>(&Bs[stage][k][n]) = b_next[i];
-        }
-    };
+    // grouped rasterisation: consecutive blocks walk down GROUP_M block rows
+    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+    const int per_group = GROUP_M * grid_n, bid = blockIdx.x;
+    const int first_m = (bid / per_group) * GROUP_M;
+    const int group_rows = min(grid_m - first_m, GROUP_M);
+    const int m0 = (first_m + (bid % per_group) % group_rows) * BM;
+    const int n0 = ((bid % per_group) / group_rows) * BN;
 
-    float acc[8][8] = {};
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wm = (warp / Cfg::WARPS_N) * Cfg::WM, wn = (warp % Cfg::WARPS_N) * Cfg::WN;
+    const int tm = wm + (lane / 8) * 4, tn = wn + (lane % 8) * 4;  // rows tm + 16g + {0..3}, cols tn + 32g + {0..3}
+
+    float acc[4 * RM][4 * RN];
+#pragma unroll
+    for (int i = 0; i < 4 * RM; ++i)
+#pragma unroll
+        for (int j = 0; j < 4 * RN; ++j) acc[i][j] = 0.0f;
+
     const int slices = (K + BK - 1) / BK;
-    load_slice(0);
-    store_slice(0);
-    __syncthreads();
-    for (int t = 0; t < slices; ++t) {
-        const int stage = t % 2;
-        if (t + 1 < slices) load_slice((t + 1) * BK);  // in flight during the FMAs below
 #pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            float a[8], b[8];
-            *reinterpret_cast<float4*>(&a[0]) = *reinterpret_cast<const float4*>(&As[stage][k][wm + tm]);
-            *reinterpret_cast<float4*>(&a[4]) = *reinterpret_cast<const float4*>(&As[stage][k][wm + tm + 16]);
-            *reinterpret_cast<float4*>(&b[0]) = *reinterpret_cast<const float4*>(&Bs[stage][k][wn + tn]);
-            *reinterpret_cast<float4*>(&b[4]) = *reinterpret_cast<const float4*>(&Bs[stage][k][wn + tn + 32]);
-#pragma unroll
-            for (int i = 0; i < 8; ++i)
-#pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < slices) {
+            float* st = smem + s * Cfg::STAGE_FLOATS;
+            load_slice<Cfg, VEC>(st, st + Cfg::A_FLOATS, A, B, M, N, K, m0, n0, s * BK);
         }
-        if (t + 1 < slices) store_slice(stage ^ 1);  // the other buffer: last read before the previous barrier
-        __syncthreads();
+        cp_async_commit();
     }
 
+    for (int t = 0; t < slices; ++t) {
+        cp_async_wait<STAGES - 2>();  // slice t has landed (this thread's copies) ...
+        __syncthreads();              // ... everyone's; and the stage of slice t-1 is free
+        {
+            const int next = t + STAGES - 1;
+            if (next < slices) {
+                float* st = smem + (next % STAGES) * Cfg::STAGE_FLOATS;
+                load_slice<Cfg, VEC>(st, st + Cfg::A_FLOATS, A, B, M, N, K, m0, n0, next * BK);
+            }
+            cp_async_commit();  // possibly empty: keeps the group count in step
+        }
+        const float* As = smem + (t % STAGES) * Cfg::STAGE_FLOATS;
+        const float* Bs = As + Cfg::A_FLOATS;
+
+        // operand fragments double-buffered: k+1's loads are issued before k's FMAs
+        float a[2][4 * RM], b[2][4 * RN];
+        auto load_frag = [&](int buf, int k) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        const int m = m0 + wm + tm + (i % 4) + (i / 4) * 16;
+            for (int g = 0; g < RM; ++g)
+                *reinterpret_cast<float4*>(&a[buf][4 * g]) = *reinterpret_cast<const float4*>(As + k * Cfg::AS + tm + 16 * g);
+#pragma unroll
+            for (int g = 0; g < RN; ++g)
+                *reinterpret_cast<float4*>(&b[buf][4 * g]) = *reinterpret_cast<const float4*>(Bs + k * BN + tn + 32 * g);
+        };
+        load_frag(0, 0);
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            if (k + 1 < BK) load_frag((k + 1) & 1, k + 1);
+#pragma unroll
+            for (int i = 0; i < 4 * RM; ++i)
+#pragma unroll
+                for (int j = 0; j < 4 * RN; ++j) acc[i][j] = fmaf(a[k & 1][i], b[k & 1][j], acc[i][j]);
+        }
+    }
+    cp_async_wait<0>();  // no copy may be in flight when the block exits
+
+#pragma unroll
+    for (int i = 0; i < 4 * RM; ++i) {
+        const int m = m0 + tm + (i / 4) * 16 + (i % 4);
         if (m >= M) continue;
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const int n = n0 + wn + tn + half * 32;
-            const float* v = &acc[i][half * 4];
+        for (int g = 0; g < RN; ++g) {
+            const int n = n0 + tn + 32 * g;
+            const float* v = &acc[i][4 * g];
             float* out = C + (size_t)m * N + n;
             if (VEC && n + 3 < N) {
                 *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
@@ -140,33 +182,30 @@ __global__ __launch_bounds__(Config<BM, BN, BK>::THREADS, 512 / Config<BM, BN, B
     }
 }
 
-template <int BM, int BN, int BK>
+template <class Cfg>
 void launch(const float* A, const float* B, float* C, int M, int N, int K) {
-    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
-    const bool vec = K % 4 == 0 && N % 4 == 0 && ((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) % 16 == 0;
-    constexpr int threads = Config<BM, BN, BK>::THREADS;
-    if (vec) sgemm_register_tiles<BM, BN, BK, true><<<grid, threads>>>(A, B, C, M, N, K);
-    else sgemm_register_tiles<BM, BN, BK, false><<<grid, threads>>>(A, B, C, M, N, K);
+    // 16-byte copies of B and float4 stores of C need 16-byte aligned rows
+    const bool vec = N % 4 == 0 && ((uintptr_t)B | (uintptr_t)C) % 16 == 0;
+    const int blocks = ((M + Cfg::BM - 1) / Cfg::BM) * ((N + Cfg::BN - 1) / Cfg::BN);
+    if (vec) {
+        cudaFuncSetAttribute(sgemm_cp_async<Cfg, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM_BYTES);
+        sgemm_cp_async<Cfg, true><<<blocks, Cfg::THREADS, Cfg::SMEM_BYTES>>>(A, B, C, M, N, K);
+    } else {
+        cudaFuncSetAttribute(sgemm_cp_async<Cfg, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::SMEM_BYTES);
+        sgemm_cp_async<Cfg, false><<<blocks, Cfg::THREADS, Cfg::SMEM_BYTES>>>(A, B, C, M, N, K);
+    }
 }
 
 }  // namespace
 
-// The block tile (BM x BN x BK). SGEMM_TILE picks another instance at compile
-// time for the sweep in the GPU measurement script: 0 = 128x128x8 (no
-// register spills with nvcc 13.0), 1 = 128x128x16 (spills ~136 bytes),
-// 2 = 64x128x16, 3 = 128x64x16.
-#ifndef SGEMM_TILE
-#define SGEMM_TILE 0
+// Tile configuration (BM, BN, BK, RM, RN, STAGES); -DSGEMM_CFG=... picks
+// another at compile time. 256 x 128 x 8 with 16 x 8 per thread and 3 stages
+// was the fastest of four timed in one H200 run at 4096^3 (3.26 ms; 128 x 128
+// x 16 with 16 x 8: 3.46 ms; 128 x 128 x 16 with 8 x 8: 3.48 ms; cuBLAS 2.79 ms).
+#ifndef SGEMM_CFG
+#define SGEMM_CFG 256, 128, 8, 4, 2, 3
 #endif
 
 extern "C" void solve(const float* A, const float* B, float* C, int M, int N, int K) {
-#if SGEMM_TILE == 1
-    launch<128, 128, 16>(A, B, C, M, N, K);
-#elif SGEMM_TILE == 2
-    launch<64, 128, 16>(A, B, C, M, N, K);
-#elif SGEMM_TILE == 3
-    launch<128, 64, 16>(A, B, C, M, N, K);
-#else
-    launch<128, 128, 8>(A, B, C, M, N, K);
-#endif
+    launch<Config<SGEMM_CFG>>(A, B, C, M, N, K);
 }

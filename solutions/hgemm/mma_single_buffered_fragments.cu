@@ -1,24 +1,22 @@
-// hgemm: C (M x N, float32) = A (M x K, half) * B (K x N, half), all
-// row-major, float32 accumulation with mma.sync on the tensor cores.
+// hgemm, the reference until its fragments were software-pipelined
+// (reference/hgemm.cu: 389.0 us here against 367.4 us in one H200 run): C (M x N, float32) = A (M x K, half) * B (K x N, half), all
+// row-major, float32 accumulation on the tensor cores.
 //
-// The reference's multistage design (cp.async ring of BK = 64 slices, XOR
-// swizzled shared memory, ldmatrix + mma.sync.m16n8k16, one barrier per slice,
-// grouped rasterisation, zero-filled edges) with the operand fragments
-// software-pipelined the way CUTLASS's multistage mainloop does it:
-//   * A fragments double-buffered: step kk+1's ldmatrix are issued before
-//     step kk's mma; B fragments are reloaded pair by pair right after their
-//     mma issue, so the ldmatrix latency hides behind a whole step of mma;
-//   * across a slice boundary too: the wait and barrier for slice kt+1 come
-//     before the last step of slice kt, whose mma then overlap the first
-//     loads of slice kt+1; the refill of the freed stage is issued at the
-//     start of the next slice;
-//   * 4 stages (192 KB of shared memory, one 8-warp block per SM) instead of 3;
-//   * a thread's cp.async chunks are one base address plus i * stride (228
-//     registers, no spills with nvcc 13.0, against spills when every chunk's
-//     address is kept live).
-// When K or N is not a multiple of 8 the slices are loaded element by element
-// (same tiles, slower loads); outputs smaller than one large tile use 64 x 64
-// tiles.
+// Ampere-style pipeline (runs on sm_80 and sm_90, and on emu):
+//   * block tile BM x BN, K in slices of BK = 64 halves (128-byte rows);
+//   * STAGES-deep cp.async ring of A and B slices in shared memory, one
+//     __syncthreads per K slice;
+//   * shared memory swizzled by XOR of the 16-byte chunk index with the row
+//     (mod 8), so ldmatrix's eight 16-byte rows hit eight different bank groups
+//     and the cp.async stores are conflict-free too;
+//   * warps own WM x WN sub-tiles; fragments come from ldmatrix (.trans for the
+//     row-major B) and feed mma.sync.m16n8k16.f32.f16.f16.f32;
+//   * edges: rows/columns/K past the matrix are zero-filled by cp.async's
+//     src-size operand; stores are guarded. When K or N is not a multiple of 8
+//     (rows not 16-byte aligned) the slices are loaded element by element
+//     instead -- same tiles, same math, slower loads;
+//   * blocks are rasterised in groups of GROUP_M block rows so that the A and B
+//     slices of the blocks running together stay in L2.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -74,45 +72,41 @@ struct Config {
 };
 
 // Loads the K slice starting at k0 into one stage: A[m0.., k0..] (BM x BK) and
-// B[k0.., n0..] (BK x BN). Out-of-range elements become zero. A thread's
-// chunks are rows ROW_STEP apart in one column (ROW_STEP a multiple of 8), so
-// their swizzled offsets and global addresses are one base plus i * stride:
-// few live registers across the main loop.
+// B[k0.., n0..] (BK x BN). Out-of-range elements become zero.
 template <class Cfg, int BM, int BN, bool ALIGNED>
 __device__ __forceinline__ void load_slice(half* sA, half* sB, const half* __restrict__ A, const half* __restrict__ B,
                                            int M, int N, int K, int m0, int n0, int k0) {
-    constexpr int A_ROW_CHUNKS = BK / 8, B_ROW_CHUNKS = BN / 8;
-    constexpr int A_ROW_STEP = Cfg::THREADS / A_ROW_CHUNKS, B_ROW_STEP = Cfg::THREADS / B_ROW_CHUNKS;
-    static_assert(Cfg::THREADS % B_ROW_CHUNKS == 0 && A_ROW_STEP % 8 == 0 && B_ROW_STEP % 8 == 0, "chunk mapping");
-    const int a_row = threadIdx.x / A_ROW_CHUNKS, a_col = (threadIdx.x % A_ROW_CHUNKS) * 8;
-    const int b_row = threadIdx.x / B_ROW_CHUNKS, b_col = (threadIdx.x % B_ROW_CHUNKS) * 8;
-    half* a_dst = sA + swz<A_ROW_CHUNKS>(a_row, a_col);
-    half* b_dst = sB + swz<B_ROW_CHUNKS>(b_row, b_col);
-    const int gk_a = k0 + a_col, gn_b = n0 + b_col;
+    constexpr int A_CHUNKS = BM * BK / 8, B_CHUNKS = BK * BN / 8, B_ROW_CHUNKS = BN / 8;
 #pragma unroll
-    for (int i = 0; i < BM / A_ROW_STEP; i++) {
-        const int gm = m0 + a_row + i * A_ROW_STEP;
-        half* dst = a_dst + i * A_ROW_STEP * BK;
+    for (int i = 0; i < A_CHUNKS / Cfg::THREADS; i++) {
+        int c = threadIdx.x + i * Cfg::THREADS;
+        int row = c / (BK / 8), col = (c % (BK / 8)) * 8;
+        int gm = m0 + row, gk = k0 + col;
+        half* dst = sA + swz<BK / 8>(row, col);
         if (ALIGNED) {
-            const bool in = gm < M && gk_a < K;  // K % 8 == 0: a chunk is all in or all out
-            cp_async_16(dst, in ? A + (size_t)gm * K + gk_a : A, in ? 16 : 0);
+            bool in = gm < M && gk < K;  // K % 8 == 0: a chunk is all in or all out
+            const half* src = in ? A + (size_t)gm * K + gk : A;
+            cp_async_16(dst, src, in ? 16 : 0);
         } else {
 #pragma unroll
             for (int j = 0; j < 8; j++)
-                dst[j] = (gm < M && gk_a + j < K) ? A[(size_t)gm * K + gk_a + j] : __float2half(0.0f);
+                dst[j] = (gm < M && gk + j < K) ? A[(size_t)gm * K + gk + j] : __float2half(0.0f);
         }
     }
 #pragma unroll
-    for (int i = 0; i < BK / B_ROW_STEP; i++) {
-        const int gk = k0 + b_row + i * B_ROW_STEP;
-        half* dst = b_dst + i * B_ROW_STEP * BN;
+    for (int i = 0; i < B_CHUNKS / Cfg::THREADS; i++) {
+        int c = threadIdx.x + i * Cfg::THREADS;
+        int row = c / B_ROW_CHUNKS, col = (c % B_ROW_CHUNKS) * 8;
+        int gk = k0 + row, gn = n0 + col;
+        half* dst = sB + swz<B_ROW_CHUNKS>(row, col);
         if (ALIGNED) {
-            const bool in = gk < K && gn_b < N;  // N % 8 == 0
-            cp_async_16(dst, in ? B + (size_t)gk * N + gn_b : B, in ? 16 : 0);
+            bool in = gk < K && gn < N;  // N % 8 == 0
+            const half* src = in ? B + (size_t)gk * N + gn : B;
+            cp_async_16(dst, src, in ? 16 : 0);
         } else {
 #pragma unroll
             for (int j = 0; j < 8; j++)
-                dst[j] = (gk < K && gn_b + j < N) ? B[(size_t)gk * N + gn_b + j] : __float2half(0.0f);
+                dst[j] = (gk < K && gn + j < N) ? B[(size_t)gk * N + gn + j] : __float2half(0.0f);
         }
     }
 }
@@ -154,78 +148,45 @@ hgemm_kernel(const half* __restrict__ A, const half* __restrict__ B, float* __re
         cp_async_commit();
     }
 
-    // Fragments of one 16-wide K step: A for the warp's MT row tiles (two
-    // sets, so step kk+1's are loaded while step kk multiplies) and B for its
-    // NT column tiles (one set: each pair of B tiles is reloaded with the next
-    // step's values as soon as its mma are issued). The next step may be the
-    // first of the next slice: its fragments are loaded after the barrier that
-    // makes that slice visible.
-    uint32_t af[2][Cfg::MT][4], bf[Cfg::NT][2];
-    auto load_a = [&](int buf, const half* sA, int kk) {
-#pragma unroll
-        for (int i = 0; i < Cfg::MT; i++) {
-            // lanes 0-15: rows 0-15 at k kk..kk+7; lanes 16-31: the same rows at kk+8..
-            int row = wm0 + i * 16 + (lane & 15), col = kk + (lane >> 4) * 8;
-            ldmatrix_x4(af[buf][i], sA + swz<BK / 8>(row, col));
-        }
-    };
-    auto load_b_pair = [&](int j, const half* sB, int kk) {
-        // lanes 0-7 / 8-15: k rows kk..+7 / kk+8..+15 of n tile j; 16-31: the same for n tile j+1
-        int row = kk + (lane & 15), col = wn0 + j * 8 + (lane >> 4) * 8;
-        uint32_t r[4];
-        ldmatrix_x4_trans(r, sB + swz<BN / 8>(row, col));
-        bf[j][0] = r[0];
-        bf[j][1] = r[1];
-        bf[j + 1][0] = r[2];
-        bf[j + 1][1] = r[3];
-    };
-
-    cp_async_wait<STAGES - 2>();  // slice 0 has landed
-    __syncthreads();
-    load_a(0, smem, 0);
-#pragma unroll
-    for (int j = 0; j < Cfg::NT; j += 2) load_b_pair(j, smem + Cfg::A_ELEMS, 0);
-    constexpr int STEPS = BK / 16;
-    static_assert(STEPS % 2 == 0, "A fragment sets alternate across slices");
     for (int kt = 0; kt < slices; kt++) {
+        cp_async_wait<STAGES - 2>();  // slice kt has landed (for this thread) ...
+        __syncthreads();              // ... for every thread; and slice kt-1's stage is free
+        {
+            int next = kt + STAGES - 1;
+            if (next < slices) {
+                int s = next % STAGES;
+                load_slice<Cfg, BM, BN, ALIGNED>(smem + s * Cfg::STAGE_ELEMS,
+                                                 smem + s * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, A, B, M, N, K, m0, n0,
+                                                 next * BK);
+            }
+            cp_async_commit();  // possibly empty: keeps the group count in step
+        }
         const half* sA = smem + (kt % STAGES) * Cfg::STAGE_ELEMS;
+        const half* sB = sA + Cfg::A_ELEMS;
 #pragma unroll
-        for (int step = 0; step < STEPS; step++) {
-            if (step == 0) {
-                // refill the stage of slice kt-1: every warp finished reading
-                // it before the barrier that made slice kt visible
-                int next = kt + STAGES - 1;
-                if (next < slices) {
-                    int s = next % STAGES;
-                    load_slice<Cfg, BM, BN, ALIGNED>(smem + s * Cfg::STAGE_ELEMS,
-                                                     smem + s * Cfg::STAGE_ELEMS + Cfg::A_ELEMS, A, B, M, N, K, m0,
-                                                     n0, next * BK);
-                }
-                cp_async_commit();  // possibly empty: keeps the group count in step
+        for (int kk = 0; kk < BK; kk += 16) {
+            uint32_t af[Cfg::MT][4], bf[Cfg::NT][2];
+#pragma unroll
+            for (int i = 0; i < Cfg::MT; i++) {
+                // lanes 0-15: rows 0-15 at k kk..kk+7; lanes 16-31: the same rows at kk+8..
+                int row = wm0 + i * 16 + (lane & 15), col = kk + (lane >> 4) * 8;
+                ldmatrix_x4(af[i], sA + swz<BK / 8>(row, col));
             }
-            // where the next step's fragments come from
-            const half* nA = sA;
-            int nk = (step + 1) * 16;
-            bool more = true;
-            if (step + 1 == STEPS) {
-                more = kt + 1 < slices;
-                if (more) {
-                    cp_async_wait<STAGES - 2>();  // slice kt+1 has landed (this thread's copies) ...
-                    __syncthreads();              // ... everyone's; all reads of slice kt's stage are done
-                }
-                nA = smem + ((kt + 1) % STAGES) * Cfg::STAGE_ELEMS;
-                nk = 0;
-            }
-            if (more) load_a((step + 1) & 1, nA, nk);
 #pragma unroll
             for (int j = 0; j < Cfg::NT; j += 2) {
-#pragma unroll
-                for (int i = 0; i < Cfg::MT; i++) {
-                    mma_16816(acc[i][j], af[step & 1][i], bf[j][0], bf[j][1]);
-                    mma_16816(acc[i][j + 1], af[step & 1][i], bf[j + 1][0], bf[j + 1][1]);
-                }
-                if (more) load_b_pair(j, nA + Cfg::A_ELEMS, nk);
+                // lanes 0-7 / 8-15: k rows kk..+7 / kk+8..+15 of n tile j; 16-31: the same for n tile j+1
+                int row = kk + (lane & 15), col = wn0 + j * 8 + (lane >> 4) * 8;
+                uint32_t r[4];
+                ldmatrix_x4_trans(r, sB + swz<BN / 8>(row, col));
+                bf[j][0] = r[0];
+                bf[j][1] = r[1];
+                bf[j + 1][0] = r[2];
+                bf[j + 1][1] = r[3];
             }
+#pragma unroll
+            for (int i = 0; i < Cfg::MT; i++)
+#pragma unroll
+                for (int j = 0; j < Cfg::NT; j++) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
         }
     }
     cp_async_wait<0>();  // no copy may be in flight when the block exits
@@ -267,7 +228,7 @@ void launch(const half* A, const half* B, float* C, int M, int N, int K) {
 #define HGEMM_BN 256
 #define HGEMM_WM 64
 #define HGEMM_WN 64
-#define HGEMM_STAGES 4
+#define HGEMM_STAGES 3
 #endif
 
 template <bool ALIGNED>
