@@ -10,7 +10,7 @@ import itertools
 import queue
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import lifecycle
@@ -21,6 +21,7 @@ from .grading import Item, with_baselines
 from .lifecycle import Cancellation
 from .plan import Plan
 from .results import Reason, SolutionResult
+from .rounds import merged
 from .runner import PreparedJobs, run_built
 from .testdata import prepare_jobs
 
@@ -123,7 +124,10 @@ def _run_items(
     cancel: Cancellation,
 ) -> list[Graded]:
     """A challenge's baseline runs last on every GPU that graded solutions of
-    it, so each speedup compares numbers from one device."""
+    it, so each speedup compares numbers from one device. With timing rounds,
+    the lane then times everything it timed again, in the same order, once
+    per further round."""
+    timing_only = replace(plan, check=False)
     pending: queue.SimpleQueue[Item] = queue.SimpleQueue()
     for item in items:
         if not item.baseline:
@@ -157,7 +161,20 @@ def _run_items(
         graded_here = {g.item.challenge for g in done}
         for baseline in (item for item in items if item.baseline and item.challenge in graded_here):
             run(baseline)
+        for round_number in range(2, plan.timing_rounds + 1):
+            for index, entry in enumerate(done):
+                if not cancel.is_set and entry.result.passed and entry.result.timing is not None:
+                    done[index] = Graded(entry.item, gpu, time_again(entry, round_number))
         return done
+
+    def time_again(entry: Graded, round_number: int) -> SolutionResult:
+        """Another round of timing for a solution that passed the earlier ones."""
+        item = entry.item
+        say(f"timing round {round_number} of {plan.timing_rounds}: {item.label}")
+        challenge = challenges[item.challenge]
+        _, timing = jobs[item.challenge]
+        later = run_built(challenge, item.path, item.label, built[(item.challenge, item.path)], timing_only, root, ((), timing), entry.gpu)
+        return merged(entry.result, later, round_number)
 
     with ThreadPoolExecutor(max_workers=len(plan.gpus)) as pool:
         lanes = list(pool.map(run_lane, plan.gpus))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ class Plan:
     budget: Budget = field(default_factory=Budget)
     criterion: str = "rse"
     timing_data_sets: int = 3  # timed calls rotate over this many input sets
+    timing_rounds: int = 1  # the timing in turns: every solution, then its baseline, a block of calls each, this often
     repeat_calls: int = 4  # the first functional test calls solve this often on one set of buffers
     arch: str | None = None  # e.g. sm_90; default: read from the GPU
     nvcc_flags: tuple[str, ...] = nvcc.DEFAULT_FLAGS
@@ -106,6 +107,10 @@ def make_plan(backend: Backend, *, check: bool, time: bool, given: dict[str, Any
         "skip_python": bool(given.get("skip_python")), "baselines": bool(given.get("baselines")) and time,
         "secret_seeds": given.get("secret_seeds") or os.environ.get(SECRET_SEEDS_ENV) or None,
     }
+    rounds = given.get("rounds") or 1
+    if time and rounds > 1:  # the budget is the whole timing's: each round takes its share
+        settings["timing_rounds"] = rounds
+        settings["budget"] = replace(budget, time_s=budget.time_s / rounds)
     if settings["secret_seeds"]:
         notes.append("hidden seeds: the generated tests use seeds derived from the grader's secret; reports leave the seeds out")
     if given.get("criterion") is not None:
