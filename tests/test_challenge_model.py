@@ -6,12 +6,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import harness.challenge as model
 from harness.build.signature import check_signature
 from harness.challenge import Difficulty, Tolerance, challenge_names, load_challenge, repository_root, select_challenges, with_secret_seeds
 from harness.errors import ChallengeError
+from harness.testdata import compute_expected, make_inputs
 
 REPO = Path(__file__).resolve().parents[1]
 ALL = challenge_names(REPO)
@@ -31,6 +33,19 @@ def test_challenge_folder_is_complete(name):
         assert challenge.cost_of(kind, challenge.tests_of("performance")[0].sizes) > 0
     # the starter declares exactly the signature the harness calls
     check_signature(challenge.starter_path.read_text(), challenge)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_oracle_reproduces_the_specs_worked_example(name):
+    """The example's expected outputs in challenge.toml are the spec's worked
+    by hand; the harness judges the example against the oracle, so the two
+    must agree (to `expected_atol` where the hand-worked values are rounded)."""
+    challenge = load_challenge(name, REPO)
+    case = challenge.tests_of("example")[0]
+    oracle = compute_expected(challenge, case, make_inputs(challenge, case))
+    assert case.literal_expected and set(case.literal_expected) == set(oracle)
+    for output, worked in case.literal_expected.items():
+        np.testing.assert_allclose(oracle[output], np.asarray(worked, dtype=np.float64), rtol=0, atol=case.expected_atol or 0, err_msg=output)
 
 
 @pytest.mark.parametrize("name", ALL)

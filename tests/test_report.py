@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 
 from harness.challenge import load_challenge

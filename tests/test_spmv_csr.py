@@ -135,14 +135,6 @@ def generated(distribution: str, sizes: dict[str, int], seed: int = 7) -> dict[s
 # the oracle, the generators, the metadata
 
 
-def test_reference_reproduces_the_worked_example() -> None:
-    example = CFG["tests"]["example"]
-    dtypes = {"row_ptr": np.int32, "col_idx": np.int32, "values": np.float32, "x": np.float32}
-    inputs = {k: np.asarray(v, dtype=dtypes[k]) for k, v in example["inputs"].items()}
-    y = REF.reference(inputs, example["sizes"])["y"]
-    np.testing.assert_array_equal(y, np.asarray(example["expected"]["y"]))
-
-
 @pytest.mark.parametrize("distribution", list(CFG["distributions"]))
 def test_reference_matches_a_loop_over_entries(distribution: str) -> None:
     sizes = {"rows": 203, "cols": 37, "nnz": 3001}
