@@ -127,7 +127,7 @@ def _run_items(
     it, so each speedup compares numbers from one device. With timing rounds,
     the lane then times everything it timed again, in the same order, once
     per further round."""
-    timing_only = replace(plan, check=False)
+    timing_only = replace(plan, check=False) if plan.timing_rounds > 1 else plan  # later rounds time only
     pending: queue.SimpleQueue[Item] = queue.SimpleQueue()
     for item in items:
         if not item.baseline:

@@ -1,6 +1,7 @@
 """Build a CUDA solution into a shared library that runs on the CPU.
 
-Steps: (1) if nvcc is installed, compile the .cu for sm_90 so that code a GPU
+Steps: (1) if nvcc is installed, compile the .cu's device code for sm_90 (its
+front end checks the host code too) so that code a GPU
 compiler rejects is rejected here too; (2) translate it (translate.py);
 (3) compile the translation with g++ and the runtime header force-included.
 Libraries are cached by a hash of everything that affects them.
@@ -77,9 +78,12 @@ def cache_key(source_text: str, cxx: str, sanitize: bool) -> str:
 
 
 def nvcc_check(source: Path, nvcc: str) -> None:
-    """Reject what the GPU compiler rejects (device and host code)."""
+    """Reject what the GPU compiler rejects (device and host code). Only the
+    device code is compiled (-cubin): nvcc's front end still checks the host
+    code, and skipping the host compiler halves the check's time (2.97 s
+    against 1.53 s for reference/gemv.cu here), which every emu build pays."""
     with tempfile.TemporaryDirectory(prefix="harness-emu-nvcc-") as tmp:
-        cmd = [nvcc, "-c", f"-arch={NVCC_ARCH}", "-I", str(source.parent), "-o", str(Path(tmp) / "check.o"), str(source)]
+        cmd = [nvcc, "-cubin", f"-arch={NVCC_ARCH}", "-I", str(source.parent), "-o", str(Path(tmp) / "check.cubin"), str(source)]
         succeeded, output = run_compiler(cmd, source, cwd=Path(tmp))
     if not succeeded:
         raise CompileError(f"nvcc rejected {source.name}:\n{output}", error_diagnostics(output))
