@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 PROGRAMS = Path(__file__).parent
+SM90A_PROGRAMS = {"tensor_wgmma.cu"}  # Hopper's architecture-specific instructions (wgmma)
 
 
 class Runner:
@@ -72,7 +73,8 @@ class CudaRunner(Runner):
         from harness.build.nvcc import build_library
 
         if program not in self.libs:
-            self.libs[program] = ctypes.CDLL(str(build_library(PROGRAMS / program, self.cache, "sm_90")))
+            arch = "sm_90a" if program in SM90A_PROGRAMS else "sm_90"
+            self.libs[program] = ctypes.CDLL(str(build_library(PROGRAMS / program, self.cache, arch)))
         device = [cp.asarray(a) for a in args if isinstance(a, np.ndarray)]
         it = iter(device)
         conv = [ctypes.c_void_p(next(it).data.ptr) if isinstance(a, np.ndarray) else ctypes.c_int(int(a)) for a in args]

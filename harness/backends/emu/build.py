@@ -1,6 +1,6 @@
 """Build a CUDA solution into a shared library that runs on the CPU.
 
-Steps: (1) if nvcc is installed, compile the .cu for sm_90 so that code a GPU
+Steps: (1) if nvcc is installed, compile the .cu for sm_90a so that code a GPU
 compiler rejects is rejected here too; (2) translate it (translate.py);
 (3) compile the translation with g++ and the runtime header force-included.
 Libraries are cached by a hash of everything that affects them.
@@ -24,7 +24,10 @@ from .translate import translate
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 RUNTIME_HEADER = RUNTIME_DIR / "emu_cuda.h"
 SHIM_INCLUDE_DIR = RUNTIME_DIR / "include"
-NVCC_ARCH = "sm_90"
+# Hopper with its architecture-specific instructions (wgmma): everything sm_90
+# accepts, plus what emu runs of sm_90a; the GPU build of such code needs
+# `--arch sm_90a` too.
+NVCC_ARCH = "sm_90a"
 
 CXX_FLAGS = [
     "-std=c++17", "-O2", "-fPIC", "-shared",
@@ -79,7 +82,7 @@ def cache_key(source_text: str, cxx: str, sanitize: bool) -> str:
 def nvcc_check(source: Path, nvcc: str) -> None:
     """Reject what the GPU compiler rejects (device and host code)."""
     with tempfile.TemporaryDirectory(prefix="harness-emu-nvcc-") as tmp:
-        cmd = [nvcc, "-c", f"-arch={NVCC_ARCH}", "-I", str(source.parent), "-o", str(Path(tmp) / "check.o"), str(source)]
+        cmd = [nvcc, "-c", *nvcc_tools.arch_flags(NVCC_ARCH), "-I", str(source.parent), "-o", str(Path(tmp) / "check.o"), str(source)]
         succeeded, output = run_compiler(cmd, source, cwd=Path(tmp))
     if not succeeded:
         raise CompileError(f"nvcc rejected {source.name}:\n{output}", error_diagnostics(output))
