@@ -12,6 +12,10 @@
 //   scale_a: imm-scale-a (1 or -1);
 //   bug 1: A's descriptor carries a wrong leading-dimension byte offset (the
 //          stride one's value), a layout bug that must give a wrong D.
+//   bug 2..4, misuse emu reports (undefined on a GPU, so not among the
+//          probes): 2 a block of 96 threads (warpgroup 0 incomplete), 3 thread
+//          5 passes another B descriptor, 4 B's descriptor points past the
+//          dynamic shared memory.
 // Each thread stores its accumulators to D by the m64nNk16 D fragment layout.
 // The asm statements spell out every accumulator operand: emu parses literal
 // asm templates (no macros), and fence, MMA, commit and wait sit in one
@@ -156,14 +160,14 @@ __global__ void __launch_bounds__(256) wgmma_probe(const float* A, const float* 
     uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw), base = (raw + 1023u) & ~1023u;
     unsigned char* smem = smem_raw + (base - raw);  // 1024-aligned: swizzling works on address bits 4..9
     int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32, S = swizzle_bytes(mode);
-    for (int i = tid; i < kSmemBytes / 4; i += 256) ((uint32_t*)smem)[i] = 0;
+    for (int i = tid; i < kSmemBytes / 4; i += blockDim.x) ((uint32_t*)smem)[i] = 0;
     __syncthreads();
-    for (int i = tid; i < 128 * 32; i += 256) {
+    for (int i = tid; i < 128 * 32; i += blockDim.x) {
         int row = i / 32, k = i % 32;
         uint32_t off = swizzled((row / 64) * kATile + tile_offset(TA, S, 64, row % 64, k), S);
         *(uint16_t*)(smem + off) = bits16(BF16, A[i]);
     }
-    for (int i = tid; i < 32 * N; i += 256) {
+    for (int i = tid; i < 32 * N; i += blockDim.x) {
         int k = i / N, mn = i % N;
         *(uint16_t*)(smem + swizzled(kBOffset + tile_offset(TB, S, N, mn, k), S)) = bits16(BF16, B[i]);
     }
@@ -175,6 +179,8 @@ __global__ void __launch_bounds__(256) wgmma_probe(const float* A, const float* 
 #pragma unroll
     for (int s = 0; s < 2; s++) {
         uint64_t desc_b = make_desc(base + kBOffset, TB, mode, N, s, 0);
+        if (bug == 3 && tid == 5) desc_b += 1;
+        if (bug == 4) desc_b = (desc_b & ~0x3FFFull) | (0x3F000u >> 4);
         if constexpr (AREG) {
             uint32_t a[4];
 #pragma unroll
@@ -201,7 +207,7 @@ __global__ void __launch_bounds__(256) wgmma_probe(const float* A, const float* 
 template <int N, bool BF16, int TA, int TB, int SA, bool AREG>
 bool launch(const float* A, const float* B, float* D, int mode, int bug) {
     cudaFuncSetAttribute(wgmma_probe<N, BF16, TA, TB, SA, AREG>, cudaFuncAttributeMaxDynamicSharedMemorySize, kLaunchSmem);
-    wgmma_probe<N, BF16, TA, TB, SA, AREG><<<1, 256, kLaunchSmem>>>(A, B, D, mode, bug);
+    wgmma_probe<N, BF16, TA, TB, SA, AREG><<<1, bug == 2 ? 96 : 256, kLaunchSmem>>>(A, B, D, mode, bug);
     return true;
 }
 
