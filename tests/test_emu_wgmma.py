@@ -4,7 +4,8 @@ The probes of tests/emu_programs/tensor_probes.py named wgmma_* run
 tensor_wgmma.cu: a block of two warpgroups multiplies small integers (exact in
 f16, bf16 and float32) with A and B in shared memory in every swizzle mode,
 K-major and MN-major, N in {8, 64, 256}, A from registers, imm-scale-a = -1,
-and a descriptor with a wrong leading-dimension byte offset. Each result is
+and a descriptor with a wrong leading-dimension byte offset; tensor_wgmma_gemm.cu
+is a small example GEMM in the usual form. Each result is
 checked against NumPy here. The H200's outputs of these probes are not
 recorded yet: a probe with no file in tests/emu_programs/expected/ gets the
 NumPy check only; once gpu/emu-tensor.sh's outputs are copied there, the same
@@ -82,6 +83,16 @@ def test_wgmma_misuse_is_reported(runner: tp.EmuRunner, bug: int, message: str) 
     a, b = np.zeros((128, 32), np.float32), np.zeros((32, 8), np.float32)
     with pytest.raises(RuntimeError, match=message):
         runner.call("tensor_wgmma.cu", a, b, np.zeros(128 * 8, np.float32), 8, 0, 0, 0, 0, 0, 1, bug)
+
+
+@needs_gxx
+def test_example_wgmma_gemm_is_exact(runner: tp.EmuRunner) -> None:
+    """tensor_wgmma_gemm.cu: cp.async into 128-byte-swizzled tiles (A K-major,
+    B N-major), four m64n128k16 MMAs per K slice, two blocks in each direction."""
+    a, b = tp.wgmma_gemm_inputs()
+    c = tp.run_wgmma_gemm(runner, a, b)
+    np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
+    diff_expected_if_recorded("wgmma_gemm_example", tp.matrix_text(c))
 
 
 def wgmma_source(instruction: str, operands: str) -> str:

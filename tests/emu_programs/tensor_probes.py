@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 PROGRAMS = Path(__file__).parent
-SM90A_PROGRAMS = {"tensor_wgmma.cu"}  # Hopper's architecture-specific instructions (wgmma)
+SM90A_PROGRAMS = {"tensor_wgmma.cu", "tensor_wgmma_gemm.cu"}  # Hopper's architecture-specific instructions (wgmma)
 
 
 class Runner:
@@ -306,6 +306,20 @@ def wgmma_probe(v: Wgmma) -> Callable[[Runner], str]:
     return probe
 
 
+def wgmma_gemm_inputs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(400)
+    return small_ints(rng, (128, 192)), small_ints(rng, (192, 256))
+
+
+def run_wgmma_gemm(runner: Runner, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """tensor_wgmma_gemm.cu (the example GEMM): float32 a @ b of f16 inputs."""
+    (m, k), n = a.shape, b.shape[1]
+    out = np.zeros(m * n, np.float32)
+    res = runner.call("tensor_wgmma_gemm.cu", np.ascontiguousarray(a, np.float16), np.ascontiguousarray(b, np.float16),
+                      out, m, n, k)[2]
+    return res.reshape(m, n)
+
+
 PROBES: dict[str, Callable[[Runner], str]] = {
     **{f"wmma_exact_{name}": wmma_exact(kind, variant) for (kind, variant), (name, *_) in WMMA_VARIANTS.items()},
     "wmma_tf32_rounding": tf32_wmma_rounding,
@@ -315,6 +329,7 @@ PROBES: dict[str, Callable[[Runner], str]] = {
     **{f"ldmatrix_{name}": (lambda v: lambda r: lane_text(run_ldmatrix(r, v)))(v) for v, name in LDMATRIX_VARIANTS.items()},
     "cp_async_groups": cp_async_probe,
     **{v.name: wgmma_probe(v) for v in WGMMA_VARIANTS},
+    "wgmma_gemm_example": lambda r: matrix_text(run_wgmma_gemm(r, *wgmma_gemm_inputs())),
 }
 
 

@@ -1,5 +1,6 @@
 // Tensor-core and asynchronous-copy surface: the runtime side of the inline
-// PTX the translator (ptx.py) rewrites, plus shared-window addresses and the
+// PTX the translator (ptx.py) rewrites (mma.sync, ldmatrix, cp.async, and
+// Hopper's warpgroup wgmma further down), plus shared-window addresses and the
 // cuda_pipeline primitives. WMMA (nvcuda::wmma) lives in emu_wmma.h and
 // uses the warp exchange defined here.
 //
