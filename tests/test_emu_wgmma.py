@@ -78,6 +78,8 @@ def test_wgmma_wrong_leading_byte_offset_gives_a_wrong_product(runner: tp.EmuRun
         r"0 pass different matrix descriptors"),
     (4, r"B's matrix descriptor \(0x[0-9a-f]{16}\) reaches shared address 0x3f000, outside the launch's \d+ bytes of "
         r"dynamic shared memory"),
+    (5, r"deadlock in kernel wgmma_probe<.*>, block \(0,0,0\): 96 of 256 threads wait at wgmma \(tensor_wgmma\.cu:\d+, "
+        r"warpgroup 0\), 32 wait at __syncthreads \(tensor_wgmma\.cu:\d+\), 128 exited"),
 ])
 def test_wgmma_misuse_is_reported(runner: tp.EmuRunner, bug: int, message: str) -> None:
     a, b = np.zeros((128, 32), np.float32), np.zeros((32, 8), np.float32)

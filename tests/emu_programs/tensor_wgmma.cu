@@ -15,7 +15,8 @@
 //   bug 2..4, misuse emu reports (undefined on a GPU, so not among the
 //          probes): 2 a block of 96 threads (warpgroup 0 incomplete), 3 thread
 //          5 passes another B descriptor, 4 B's descriptor points past the
-//          dynamic shared memory.
+//          dynamic shared memory, 5 warp 3 waits at a barrier instead of
+//          joining warpgroup 0's wgmma.
 // Each thread stores its accumulators to D by the m64nNk16 D fragment layout.
 // The asm statements spell out every accumulator operand: emu parses literal
 // asm templates (no macros), and fence, MMA, commit and wait sit in one
@@ -173,6 +174,10 @@ __global__ void __launch_bounds__(256) wgmma_probe(const float* A, const float* 
     }
     __syncthreads();
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic-proxy stores -> wgmma's reads
+    if (bug == 5 && warp == 3 && wg == 0) {
+        __syncthreads();
+        return;
+    }
     float d[N / 2];
 #pragma unroll
     for (int i = 0; i < N / 2; i++) d[i] = __int_as_float(0x7fc00000);
