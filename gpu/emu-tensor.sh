@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the tensor-core probe programs (tests/emu_programs/tensor_*.cu) on the
-# GPU with nvcc for sm_90 and writes their text outputs to $OUT/probes/; the
+# GPU with nvcc for sm_90 (the wgmma probes, tensor_wgmma*.cu, for sm_90a) and
+# writes their text outputs to $OUT/probes/; the
 # same probes on emu go to $OUT/emu/, and $OUT/diff.txt holds the differences
 # (empty when emu matches the GPU byte for byte). To make CI check emu against
 # this run: cp "$OUT"/probes/*.txt tests/emu_programs/expected/

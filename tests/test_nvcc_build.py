@@ -4,6 +4,7 @@ The compile tests need nvcc (no GPU) and skip without it."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,22 @@ def test_compile_command_builds_a_shared_library_for_the_arch():
     assert "-arch=sm_90" in command and "-shared" in command
     assert command[command.index("-Xcompiler") + 1] == "-fPIC"
     assert command[-2:] == ["a.cu", "shim.cu"] and command[command.index("-o") + 1] == "out.so"
+
+
+def test_an_architecture_specific_target_is_built_for_itself_alone():
+    """sm_90a (wgmma): nvcc 13's -arch=sm_90a also emits compute_90 PTX, which
+    ptxas rejects for wgmma; the gencode form targets sm_90a only."""
+    command = nvcc.compile_command(Path("/cuda/nvcc"), [Path("a.cu")], Path("out.so"), "sm_90a", ("-O3",))
+    assert "-gencode=arch=compute_90a,code=sm_90a" in command
+    assert not any(part.startswith("-arch") for part in command)
+
+
+@needs_nvcc
+def test_wgmma_compiles_for_sm_90a(tmp_path: Path):
+    source = tmp_path / "w.cu"
+    source.write_text('__global__ void k() { asm volatile("wgmma.fence.sync.aligned;"); }\n')
+    command = [str(nvcc.find_nvcc()), "-c", *nvcc.arch_flags("sm_90a"), "-o", str(tmp_path / "w.o"), str(source)]
+    assert subprocess.run(command, capture_output=True, check=False).returncode == 0
 
 
 def test_diagnostics_are_file_line_message():

@@ -63,12 +63,22 @@ def toolchain() -> Toolchain:
     return Toolchain(nvcc=nvcc, version=match.group(1) if match else out.strip().splitlines()[-1])
 
 
+def arch_flags(arch: str) -> list[str]:
+    """nvcc's target flags for `arch` ("sm_90", or "sm_90a" for Hopper's
+    architecture-specific instructions such as wgmma). An "a" target is built
+    for itself alone: nvcc 13's -arch=sm_90a also emits compute_90 PTX, which
+    ptxas rejects for those instructions."""
+    if arch.endswith("a"):
+        return [f"-gencode=arch=compute_{arch[3:]},code={arch}"]
+    return [f"-arch={arch}"]
+
+
 def compile_command(nvcc: Path, sources: list[Path], output: Path, arch: str, flags: tuple[str, ...]) -> list[str]:
     """The nvcc command line for a solution library. `arch` is e.g. "sm_90"."""
     return [
         str(nvcc),
         *flags,
-        f"-arch={arch}",
+        *arch_flags(arch),
         "-shared",
         "-Xcompiler",
         "-fPIC",

@@ -15,11 +15,13 @@ import ctypes
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 PROGRAMS = Path(__file__).parent
+SM90A_PROGRAMS = {"tensor_wgmma.cu", "tensor_wgmma_gemm.cu"}  # Hopper's architecture-specific instructions (wgmma)
 
 
 class Runner:
@@ -72,7 +74,8 @@ class CudaRunner(Runner):
         from harness.build.nvcc import build_library
 
         if program not in self.libs:
-            self.libs[program] = ctypes.CDLL(str(build_library(PROGRAMS / program, self.cache, "sm_90")))
+            arch = "sm_90a" if program in SM90A_PROGRAMS else "sm_90"
+            self.libs[program] = ctypes.CDLL(str(build_library(PROGRAMS / program, self.cache, arch)))
         device = [cp.asarray(a) for a in args if isinstance(a, np.ndarray)]
         it = iter(device)
         conv = [ctypes.c_void_p(next(it).data.ptr) if isinstance(a, np.ndarray) else ctypes.c_int(int(a)) for a in args]
@@ -253,6 +256,70 @@ def cp_async_probe(runner: Runner) -> str:
     return "".join(f"stage {s}\n" + matrix_text(out[s]) for s in range(5))
 
 
+# ---- wgmma (tensor_wgmma.cu, sm_90a) --------------------------------------------
+@dataclass(frozen=True)
+class Wgmma:
+    """One tensor_wgmma.cu launch: D (128 x n) = scale_a * A (128 x 32) @ B (32 x n)."""
+
+    bf16: bool
+    n: int
+    swizzle: int  # the descriptor's code: 0 none, 1 128-byte, 2 64-byte, 3 32-byte
+    trans_a: int  # imm-trans-a: 0 K-major, 1 M-major (unused with a_regs)
+    trans_b: int  # imm-trans-b: 0 K-major, 1 N-major
+    a_regs: bool = False
+    scale_a: int = 1
+    bad_lbo: bool = False  # A's descriptor has a wrong leading-dimension byte offset
+
+    @property
+    def name(self) -> str:
+        swizzle = {0: "none", 1: "sw128", 2: "sw64", 3: "sw32"}[self.swizzle]
+        a = "aReg" if self.a_regs else ("aM" if self.trans_a else "aK")
+        return (f"wgmma_{'bf16' if self.bf16 else 'f16'}_m64n{self.n}k16_{swizzle}_{a}_{'bN' if self.trans_b else 'bK'}"
+                + ("_negA" if self.scale_a == -1 else "") + ("_badLBO" if self.bad_lbo else ""))
+
+
+WGMMA_SHAPES = [(8, 0, 0), (8, 1, 1), (64, 0, 0), (64, 0, 1), (64, 1, 0), (64, 1, 1), (256, 0, 0), (256, 1, 1)]
+WGMMA_VARIANTS = [
+    *(Wgmma(bf16, n, swizzle, ta, tb) for bf16 in (False, True) for swizzle in (0, 1, 2, 3) for n, ta, tb in WGMMA_SHAPES),
+    *(Wgmma(bf16, n, swizzle, 0, tb, a_regs=True) for bf16 in (False, True) for n in (8, 64) for tb in (0, 1)
+      for swizzle in (0, 1)),
+    Wgmma(False, 64, 0, 0, 0, scale_a=-1), Wgmma(False, 64, 1, 0, 0, scale_a=-1),
+    Wgmma(False, 64, 0, 0, 0, bad_lbo=True), Wgmma(True, 64, 0, 0, 0, bad_lbo=True),
+]
+
+
+def wgmma_inputs(v: Wgmma) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(300 + v.n + 7 * v.swizzle + 3 * v.trans_a + 5 * v.trans_b + 11 * v.bf16)
+    return small_ints(rng, (128, 32)), small_ints(rng, (32, v.n))
+
+
+def run_wgmma(runner: Runner, v: Wgmma, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = np.zeros(128 * v.n, np.float32)
+    res = runner.call("tensor_wgmma.cu", np.ascontiguousarray(a, np.float32), np.ascontiguousarray(b, np.float32), d,
+                      v.n, int(v.bf16), v.swizzle, v.trans_a, v.trans_b, int(v.a_regs), v.scale_a, int(v.bad_lbo))[2]
+    return res.reshape(128, v.n)
+
+
+def wgmma_probe(v: Wgmma) -> Callable[[Runner], str]:
+    def probe(runner: Runner) -> str:
+        return matrix_text(run_wgmma(runner, v, *wgmma_inputs(v)))
+    return probe
+
+
+def wgmma_gemm_inputs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(400)
+    return small_ints(rng, (128, 192)), small_ints(rng, (192, 256))
+
+
+def run_wgmma_gemm(runner: Runner, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """tensor_wgmma_gemm.cu (the example GEMM): float32 a @ b of f16 inputs."""
+    (m, k), n = a.shape, b.shape[1]
+    out = np.zeros(m * n, np.float32)
+    res = runner.call("tensor_wgmma_gemm.cu", np.ascontiguousarray(a, np.float16), np.ascontiguousarray(b, np.float16),
+                      out, m, n, k)[2]
+    return res.reshape(m, n)
+
+
 PROBES: dict[str, Callable[[Runner], str]] = {
     **{f"wmma_exact_{name}": wmma_exact(kind, variant) for (kind, variant), (name, *_) in WMMA_VARIANTS.items()},
     "wmma_tf32_rounding": tf32_wmma_rounding,
@@ -261,6 +328,8 @@ PROBES: dict[str, Callable[[Runner], str]] = {
        for v, (t, k) in MMA_LAYOUT_VARIANTS.items()},
     **{f"ldmatrix_{name}": (lambda v: lambda r: lane_text(run_ldmatrix(r, v)))(v) for v, name in LDMATRIX_VARIANTS.items()},
     "cp_async_groups": cp_async_probe,
+    **{v.name: wgmma_probe(v) for v in WGMMA_VARIANTS},
+    "wgmma_gemm_example": lambda r: matrix_text(run_wgmma_gemm(r, *wgmma_gemm_inputs())),
 }
 
 

@@ -1,6 +1,6 @@
 """Build a CUDA solution into a shared library that runs on the CPU.
 
-Steps: (1) if nvcc is installed, compile the .cu's device code for sm_90 (its
+Steps: (1) if nvcc is installed, compile the .cu's device code for sm_90a (its
 front end checks the host code too) so that code a GPU
 compiler rejects is rejected here too; (2) translate it (translate.py);
 (3) compile the translation with g++ and the runtime header force-included.
@@ -25,7 +25,10 @@ from .translate import translate
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 RUNTIME_HEADER = RUNTIME_DIR / "emu_cuda.h"
 SHIM_INCLUDE_DIR = RUNTIME_DIR / "include"
-NVCC_ARCH = "sm_90"
+# Hopper with its architecture-specific instructions (wgmma): everything sm_90
+# accepts, plus what emu runs of sm_90a; the GPU build of such code needs
+# `--arch sm_90a` too.
+NVCC_ARCH = "sm_90a"
 
 CXX_FLAGS = [
     "-std=c++17", "-O2", "-fPIC", "-shared",
@@ -83,7 +86,7 @@ def nvcc_check(source: Path, nvcc: str) -> None:
     code, and skipping the host compiler halves the check's time (2.97 s
     against 1.53 s for reference/gemv.cu here), which every emu build pays."""
     with tempfile.TemporaryDirectory(prefix="harness-emu-nvcc-") as tmp:
-        cmd = [nvcc, "-cubin", f"-arch={NVCC_ARCH}", "-I", str(source.parent), "-o", str(Path(tmp) / "check.cubin"), str(source)]
+        cmd = [nvcc, "-cubin", *nvcc_tools.arch_flags(NVCC_ARCH), "-I", str(source.parent), "-o", str(Path(tmp) / "check.cubin"), str(source)]
         succeeded, output = run_compiler(cmd, source, cwd=Path(tmp))
     if not succeeded:
         raise CompileError(f"nvcc rejected {source.name}:\n{output}", error_diagnostics(output))

@@ -12,7 +12,13 @@ instructions emu executes:
 * `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared[::cta].b16`;
 * `cvt.rna.tf32.f32` (float32 -> tf32 bits, as wmma::__float_to_tf32);
 * `cp.async.{ca,cg}.shared[::cta].global[.L2::{64,128,256}B] [dst], [src], size[, src_size]`,
-  `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`.
+  `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`;
+* `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` (N a
+  multiple of 8 up to 256) with A from a matrix descriptor or from registers,
+  `wgmma.fence.sync.aligned`, `wgmma.commit_group.sync.aligned`,
+  `wgmma.wait_group.sync.aligned N`, `fence.proxy.async[.shared::cta]`;
+* a `{ ... }` scope, `.reg .pred P` and `setp.{eq,ne}.{b32,s32,u32} P, a, b`
+  (how wgmma's scale-d predicate is written).
 
 The statement becomes one immediately-invoked lambda on its first line (the
 newlines it spanned follow it, so line numbers stay put). Any other
@@ -40,6 +46,9 @@ _MUFU = re.compile(r"(?P<op>\w+)\.approx(?:\.ftz)?\.f32")
 _MMA = re.compile(r"mma\.sync\.aligned\.m16n8k(?P<k>4|8|16)\.row\.col\.f32\.(?P<a>f16|bf16|tf32)\.(?P<b>f16|bf16|tf32)\.f32")
 _LDMATRIX = re.compile(r"ldmatrix\.sync\.aligned\.m8n8\.x(?P<n>1|2|4)(?P<trans>\.trans)?\.shared(?:::cta)?\.b16")
 _CP_ASYNC = re.compile(r"cp\.async\.(?P<level>ca|cg)\.shared(?:::cta)?\.global(?:\.L2::(?:64|128|256)B)?")
+_WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(?P<n>\d+)k16\.f32\.(?P<a>f16|bf16)\.(?P<b>f16|bf16)")
+_PRED_DECL = re.compile(r"\.reg\s+\.pred\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
+_SETP = re.compile(r"setp\.(?P<cmp>eq|ne)\.(?:b32|s32|u32)")
 _MMA_TYPES = {"f16": "F16", "bf16": "BF16", "tf32": "TF32"}
 # (type, k) -> (A registers, B registers) per lane
 _MMA_REGS = {("f16", 8): (2, 1), ("f16", 16): (4, 2), ("bf16", 8): (2, 1), ("bf16", 16): (4, 2),
@@ -128,8 +137,9 @@ class _Unsupported(Exception):
 
 
 class _Instruction:
-    def __init__(self, text: str, operands: list[Operand]):
+    def __init__(self, text: str, operands: list[Operand], predicates: set[str] | None = None):
         self.text = text
+        self.predicates = predicates if predicates is not None else set()
         self.opcode = text.split(" ", 1)[0]
         self.args = _split_args(text[len(self.opcode):].strip())
         self.operands = operands
@@ -152,6 +162,25 @@ class _Instruction:
         if re.fullmatch(r"-?(?:0[xX][0-9a-fA-F]+|\d+)[uU]?", ref):
             return ref
         return f"({self.operand(ref, output=False).expr})"
+
+    def predicate(self, ref: str) -> str:
+        """A predicate operand: a `.reg .pred` name of this asm, or an integer."""
+        ref = ref.strip()
+        if ref in self.predicates:
+            return f"__emu_pred_{ref}"
+        return f"({self.value(ref)} != 0)"
+
+    def immediate(self, ref: str, allowed: tuple[int, ...]) -> str:
+        """An integer immediate (a literal or an "n" operand) that must be one of `allowed`."""
+        ref = ref.strip()
+        if re.fullmatch(r"-?\d+", ref):
+            if int(ref) not in allowed:
+                raise self.fail()
+            return ref
+        op = self.operand(ref, output=False)
+        if op.constraint != "n":
+            raise self.fail()
+        return f"({op.expr})"
 
     def vector(self, arg: str, size: int) -> list[str]:
         if not (arg.startswith("{") and arg.endswith("}")):
@@ -211,9 +240,54 @@ def _cp_async(ins: _Instruction, m: re.Match[str]) -> str:
             f"(long long){size}, (long long){src_size}, __FILE__, __LINE__);")
 
 
-def _instruction(text: str, operands: list[Operand]) -> str:
-    ins = _Instruction(text, operands)
+def _wgmma(ins: _Instruction, m: re.Match[str]) -> str:
+    n = int(m["n"])
+    if m["b"] != m["a"] or n % 8 or not 8 <= n <= 256:
+        raise ins.fail()
+    a_in_regs = ins.args[1:2] != [] and ins.args[1].startswith("{")
+    if len(ins.args) != (7 if a_in_regs else 8):
+        raise ins.fail()
+    d = [ins.operand(ref, output=True).expr for ref in ins.vector(ins.args[0], n // 2)]
+    bits = lambda ref: f"{EMU}reg_bits({ins.operand(ref, output=False).expr})"  # noqa: E731
+    a = [bits(r) for r in ins.vector(ins.args[1], 4)] if a_in_regs else ["0u"] * 4
+    desc = lambda ref: f"{EMU}addr_operand({ins.operand(ref, output=False).expr})"  # noqa: E731
+    desc_a = "0ull" if a_in_regs else desc(ins.args[1])
+    rest = ins.args[3:]
+    scale_d = ins.predicate(rest[0])
+    scale_a, scale_b = (ins.immediate(r, (1, -1)) for r in rest[1:3])
+    trans_a = "0" if a_in_regs else ins.immediate(rest[3], (0, 1))
+    trans_b = ins.immediate(rest[-1], (0, 1))
+    ty = _MMA_TYPES[m["a"]]
+    return (f"{{ uint32_t __emu_a[4] = {{{', '.join(a)}}}; "
+            f"float __emu_d[{n // 2}] = {{{', '.join(f'{EMU}from_bits<float>({EMU}reg_bits({x}))' for x in d)}}}; "
+            f"{EMU}ptx_wgmma({EMU}WgmmaType::{ty}, {n}, {'true' if a_in_regs else 'false'}, __emu_a, {desc_a}, "
+            f"{desc(ins.args[2])}, {scale_d}, (int){scale_a}, (int){scale_b}, (int){trans_a}, (int){trans_b}, "
+            f"__emu_d, __FILE__, __LINE__); "
+            + " ".join(f"{EMU}set_reg({o}, {EMU}reg_bits(__emu_d[{i}]));" for i, o in enumerate(d)) + " }")
+
+
+_WGMMA_SYNC = {"wgmma.fence.sync.aligned": 0, "wgmma.commit_group.sync.aligned": 0, "wgmma.wait_group.sync.aligned": 1}
+
+
+def _instruction(text: str, operands: list[Operand], predicates: set[str] | None = None) -> str:
+    predicates = predicates if predicates is not None else set()
+    if m := _PRED_DECL.fullmatch(text):
+        names = [name.strip() for name in m["names"].split(",")]
+        predicates.update(names)
+        return " ".join(f"bool __emu_pred_{name} = false;" for name in names)
+    ins = _Instruction(text, operands, predicates)
     op = ins.opcode
+    if m := _WGMMA.fullmatch(op):
+        return _wgmma(ins, m)
+    if op in _WGMMA_SYNC and len(ins.args) == _WGMMA_SYNC[op]:
+        if ins.args:
+            ins.value(ins.args[0])  # wait_group's N: an integer
+        return f'{EMU}wgmma_sync_op("{op}");'
+    if op in ("fence.proxy.async", "fence.proxy.async.shared::cta") and not ins.args:
+        return f'{EMU}wgmma_sync_op("{op}");'  # one proxy on emu: nothing to order
+    if (m := _SETP.fullmatch(op)) and len(ins.args) == 3 and ins.args[0] in predicates:
+        cmp = "==" if m["cmp"] == "eq" else "!="
+        return f"__emu_pred_{ins.args[0]} = ({ins.value(ins.args[1])} {cmp} {ins.value(ins.args[2])});"
     if m := _MUFU.fullmatch(op):
         return _mufu(ins, m["op"])
     if m := _MMA.fullmatch(op):
@@ -269,12 +343,21 @@ def asm_rewrites(source: str, code: str, filename: str) -> list[Rewrite]:
         if outputs is None or inputs is None:
             continue
         operands = outputs + inputs
-        statements = []
+        statements: list[str] = []
+        predicates: set[str] = set()
         try:
             for text in template.split(";"):
                 text = " ".join(text.split())
+                while text.startswith("{"):  # a scope (an instruction never starts with a vector)
+                    statements.append("{")
+                    text = text[1:].strip()
+                closes = 0
+                while text.endswith("}") and text.count("}") > text.count("{"):
+                    closes += 1
+                    text = text[:-1].strip()
                 if text:
-                    statements.append(_instruction(text, operands))
+                    statements.append(_instruction(text, operands, predicates))
+                statements.extend("}" * closes)
         except _Unsupported as e:
             raise UnsupportedFeature(
                 f"not supported on emu: inline PTX assembly (asm): {e} at {filename}:{_line_of(source, m.start())}"

@@ -10,6 +10,9 @@
 //    waits at a collective of the same kind with the same mask; lanes outside
 //    the block (partial last warp) count as exited. Reading a lane that does not
 //    take part yields the caller's own value (CUDA: undefined).
+//  * A warpgroup collective (wgmma) completes when every non-exited thread of
+//    the 4 warps 128w..128w+127 waits at one; threads beyond the block count
+//    as exited and the op reports them.
 //  * __activemask() resolves once no thread of the block can run: the result
 //    is the set of lanes of the warp waiting at that same call site.
 //  * When nothing can run and no rule applies, the launch is abandoned and the
@@ -46,7 +49,8 @@ enum class State : uint8_t { Runnable, Barrier, Warp, Done };
 enum class Coll : uint8_t {
   ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, All, Any, SyncWarp, ActiveMask,
   MatchAny, MatchAll, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, RedMinS, RedMaxS, RedAddS,
-  Tensor  // warp-synchronous tensor-core op (emu_tensor.h): result = lanes that arrived
+  Tensor,    // warp-synchronous tensor-core op (emu_tensor.h): result = lanes that arrived
+  WarpGroup  // warpgroup-synchronous op (wgmma, emu_tensor.h): see try_complete_warpgroup
 };
 inline const char* coll_name(Coll c) {
   static const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
@@ -55,7 +59,8 @@ inline const char* coll_name(Coll c) {
                                 "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync",
                                 "__reduce_or_sync", "__reduce_xor_sync", "__reduce_min_sync",
                                 "__reduce_max_sync", "__reduce_add_sync",
-                                "a warp-synchronous tensor-core op (wmma/mma.sync/ldmatrix)"};
+                                "a warp-synchronous tensor-core op (wmma/mma.sync/ldmatrix)",
+                                "a warpgroup-synchronous tensor-core op (wgmma)"};
   return names[(int)c];
 }
 enum class Bar : uint8_t { Plain, Count, And, Or };
@@ -105,6 +110,7 @@ struct Emu {
   bool abandoned = false;        // a launch deadlocked since the last reset
   int warp_waiting = 0;          // threads parked at a warp collective
   uint64_t block_serial = 0;     // counts blocks run: per-thread state of a finished block is stale
+  uint64_t warpgroup_serial = 0; // counts completed warpgroup collectives
 };
 HARNESS_EMU_HIDDEN inline Emu g;
 
@@ -171,9 +177,36 @@ inline int shfl_source(const Thread& t) {
   }
 }
 
+// Completes warpgroup `wg`'s collective if every non-exited thread of it waits
+// at one. Each participant gets result = bit 0: all 128 threads took part;
+// bit 1: it is the lowest-numbered participant (the one to report missing
+// threads); bits 8..: how many are missing; and value = the collective's serial.
+inline bool try_complete_warpgroup(int wg) {
+  int n = (int)g.threads.size(), base = wg * 128, end = n < base + 128 ? n : base + 128, members = 0, first = -1;
+  for (int i = base; i < end; i++) {
+    Thread& o = g.threads[i];
+    if (o.state == State::Done) continue;
+    if (o.state != State::Warp || o.coll != Coll::WarpGroup) return false;
+    members++;
+    if (first < 0) first = i;
+  }
+  if (!members) return false;
+  uint64_t serial = ++g.warpgroup_serial;
+  for (int i = base; i < end; i++) {
+    Thread& t = g.threads[i];
+    if (t.state != State::Warp) continue;
+    t.result = (uint64_t)(members == 128) | (uint64_t)(i == first) << 1 | (uint64_t)(128 - members) << 8;
+    t.value = serial;
+    t.state = State::Runnable;
+  }
+  g.warp_waiting -= members;
+  return true;
+}
+
 // Completes the collective of `first`'s group if every non-exited lane named
 // in its mask waits at the same kind of collective with the same mask.
 inline bool try_complete_group(Thread* warp, int nlanes, Thread& first) {
+  if (first.coll == Coll::WarpGroup) return try_complete_warpgroup((int)((&first - g.threads.data()) / 128));
   unsigned mask = first.mask, members = 0;
   for (int l = 0; l < nlanes; l++) {
     if (!(mask >> l & 1u)) continue;
@@ -304,6 +337,8 @@ inline std::string wait_site(const Thread& t) {
     snprintf(buf, sizeof buf, "__syncthreads (%s:%d)", base_name(t.file), t.line);
   else if (t.coll == Coll::ActiveMask)
     snprintf(buf, sizeof buf, "__activemask (%s:%d)", base_name(t.file), t.line);
+  else if (t.coll == Coll::WarpGroup)
+    snprintf(buf, sizeof buf, "wgmma (%s:%d, warpgroup %d)", base_name(t.file), t.line, (int)((&t - g.threads.data()) / 128));
   else
     snprintf(buf, sizeof buf, "%s (%s:%d, mask 0x%08x)", coll_name(t.coll), base_name(t.file), t.line, t.mask);
   return buf;
@@ -360,7 +395,10 @@ inline bool run_block() {
       if (t.state == State::Done) {
         done++;
         g.stacks.give(t.stack);
-        if (g.warp_waiting) try_complete_warp(g.order[k] / 32);  // an exit can complete a group
+        if (g.warp_waiting) {  // an exit can complete a group or its warpgroup's collective
+          try_complete_warp(g.order[k] / 32);
+          try_complete_warpgroup(g.order[k] / 128);
+        }
       } else if (t.state == State::Warp && t.coll != Coll::ActiveMask) {
         // Only this lane's group can have become complete.
         int base = g.order[k] & ~31, nlanes = n - base < 32 ? n - base : 32;
@@ -416,7 +454,9 @@ inline void asan_report_context(const char*) {
 
 // Dynamic shared memory: one buffer, large enough for an H200 block (227 KiB).
 constexpr size_t kMaxDynSmem = 232448;
-alignas(128) HARNESS_EMU_HIDDEN inline unsigned char dyn_smem[kMaxDynSmem];
+// 1024-aligned: wgmma's 128-byte swizzle works on address bits 4..9, so the low
+// 10 bits of an emu shared address must be those of the GPU's.
+alignas(1024) HARNESS_EMU_HIDDEN inline unsigned char dyn_smem[kMaxDynSmem];
 
 inline void run_launch(const Launch& L) {
   if (g.abandoned) return;  // after a deadlock the rest of the solve is skipped, like a sticky CUDA error

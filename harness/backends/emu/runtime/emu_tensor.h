@@ -1,5 +1,6 @@
 // Tensor-core and asynchronous-copy surface: the runtime side of the inline
-// PTX the translator (ptx.py) rewrites, plus shared-window addresses and the
+// PTX the translator (ptx.py) rewrites (mma.sync, ldmatrix, cp.async, and
+// Hopper's warpgroup wgmma further down), plus shared-window addresses and the
 // cuda_pipeline primitives. WMMA (nvcuda::wmma) lives in emu_wmma.h and
 // uses the warp exchange defined here.
 //
@@ -195,6 +196,150 @@ inline void ptx_ldmatrix(int count, bool trans, uint64_t addr, uint32_t* out, co
   }
   tensor_release(what, file, line);
 }
+
+// ---- wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} -----------
+// Hopper's warpgroup MMA: D (64 x N, float32) = scale-d * D + (imm-scale-a * A) x
+// (imm-scale-b * B), A 64 x 16 from a shared-memory matrix descriptor or from
+// registers, B 16 x N from a descriptor. The 128 threads of warpgroup w
+// (threads 128w..128w+127 of the block) meet at a Coll::WarpGroup collective,
+// which the scheduler completes once every one of them waits there (a thread
+// that exited is reported). The first thread to run afterwards decodes A and B
+// into its warpgroup's table; every thread then computes its own fragment.
+// The table needs no second collective: it is rewritten only when all 128
+// threads have reached the next wgmma, i.e. after each has read it.
+//
+// Asynchrony: emu completes the MMA when it is issued, so wgmma.fence,
+// wgmma.commit_group and wgmma.wait_group only check that they run inside a
+// kernel. A kernel that reads its accumulators before a wait_group covering
+// them (undefined on a GPU) reads the finished result on emu.
+//
+// Numerics: as mma.sync above: exact f16/bf16 operands, exact products, the
+// 16 products and D summed in double and rounded once to float32.
+enum class WgmmaType : uint8_t { F16, BF16 };
+
+struct WgmmaSlot {
+  uint32_t a[4];  // A fragment when A comes from registers
+  uint64_t desc_a, desc_b;
+};
+struct WgmmaTable {
+  uint64_t serial;  // the collective whose operands these are
+  bool ok;
+  float A[64][16];
+  float B[16][256];
+};
+HARNESS_EMU_HIDDEN inline WgmmaSlot wgmma_slots[1024];  // [thread of the block]
+HARNESS_EMU_HIDDEN inline WgmmaTable wgmma_tables[8];   // [warpgroup of the block]
+
+// Byte offset of element (mn, k) of a 16-bit operand in the canonical layouts of
+// the PTX ISA ("Shared Memory Matrix Layout"), before swizzling. T = 8 elements
+// (16 bytes); a core matrix is 8 rows of 16 bytes.
+//   K-major, no swizzle:  ((8,m),(T,2k)) : ((1T,SBO),(1,LBO))
+//   K-major, S-byte swizzle: ((8,m),(T,2k)) : ((S/2,SBO),(1,T)), LBO unused
+//   MN-major, no swizzle: ((T,1,m),(8,k)) : ((1,T,SBO),(1T,LBO))
+//   MN-major, S-byte swizzle: ((T,S/16,m),(8,k)) : ((1,T,LBO),(S/2,SBO))
+inline uint32_t wgmma_offset(bool mn_major, int swizzle_bytes, uint32_t lbo, uint32_t sbo, int mn, int k) {
+  int S = swizzle_bytes;
+  if (!mn_major) {
+    if (!S) return (uint32_t)((mn % 8) * 16 + (k % 8) * 2) + (uint32_t)(mn / 8) * sbo + (uint32_t)(k / 8) * lbo;
+    return (uint32_t)((mn % 8) * S + k * 2) + (uint32_t)(mn / 8) * sbo;
+  }
+  if (!S) return (uint32_t)((mn % 8) * 2 + (k % 8) * 16) + (uint32_t)(mn / 8) * sbo + (uint32_t)(k / 8) * lbo;
+  int atom = S / 2;  // elements of MN in one swizzle atom
+  return (uint32_t)((mn % atom) * 2 + (k % 8) * S) + (uint32_t)(mn / atom) * lbo + (uint32_t)(k / 8) * sbo;
+}
+
+// Decodes a matrix descriptor's rows x 16 operand (rows along M or N) into
+// out[k][mn] (B) or out[mn][k] (A, `k_inner`); false after reporting a bad one.
+inline bool wgmma_load(uint64_t desc, bool mn_major, int rows, WgmmaType ty, const char* which, float* out,
+                       bool k_inner, const char* file, int line) {
+  const char* what = "wgmma.mma_async (inline PTX)";
+  uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)(desc >> 16 & 0x3fff) << 4,
+           sbo = (uint32_t)(desc >> 32 & 0x3fff) << 4, base_offset = (uint32_t)(desc >> 49 & 7);
+  static const int swizzles[4] = {0, 128, 64, 32};  // descriptor bits 62-63
+  int S = swizzles[desc >> 62];
+  if (base_offset != 0) {
+    fail("%s at %s:%d in kernel %s: not supported on emu: %s's matrix descriptor has a nonzero base offset (%u)",
+         what, base_name(file), line, g.launch->name, which, base_offset);
+    return false;
+  }
+  size_t limit = g.launch->smem;
+  for (int mn = 0; mn < rows; mn++)
+    for (int k = 0; k < 16; k++) {
+      uint32_t addr = start + wgmma_offset(mn_major, S, lbo, sbo, mn, k);
+      if (S) addr ^= ((addr >> 7) & (uint32_t)(S / 16 - 1)) << 4;
+      if ((size_t)addr + 2 > limit) {
+        // The descriptor's 14-bit address field spans 256 KiB of the shared
+        // window; on emu that window is the launch's dynamic shared memory.
+        fail("%s at %s:%d in kernel %s: %s's matrix descriptor (0x%016llx) reaches shared address 0x%x, outside the "
+             "launch's %zu bytes of dynamic shared memory (on emu, wgmma operands must be in extern __shared__ memory)",
+             what, base_name(file), line, g.launch->name, which, (unsigned long long)desc, addr, limit);
+        return false;
+      }
+      uint16_t h;
+      memcpy(&h, dyn_smem + addr, 2);
+      float v = ty == WgmmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+      out[k_inner ? mn * 16 + k : k * 256 + mn] = v;
+    }
+  return true;
+}
+
+inline void ptx_wgmma(WgmmaType ty, int n, bool a_in_regs, const uint32_t* a, uint64_t desc_a, uint64_t desc_b,
+                      bool scale_d, int scale_a, int scale_b, int trans_a, int trans_b, float* d, const char* file,
+                      int line) {
+  const char* what = "wgmma.mma_async (inline PTX)";
+  Thread* t = current_thread(what);
+  int index = (int)(t - g.threads.data()), wg = index / 128;
+  WgmmaSlot& mine = wgmma_slots[index];
+  for (int i = 0; i < 4; i++) mine.a[i] = a_in_regs ? a[i] : 0;
+  mine.desc_a = a_in_regs ? 0 : desc_a;
+  mine.desc_b = desc_b;
+  uint64_t arrived = collective(Coll::WarpGroup, 0xffffffffu, 0, 0, 32, 1, file, line);
+  if (!(arrived & 1)) {
+    if (arrived & 2)
+      fail("%s at %s:%d in kernel %s: needs all 128 threads of warpgroup %d (threads %d..%d) in block (%u,%u,%u), "
+           "but %d of them exited or are outside the block", what, base_name(file), line, g.launch->name, wg,
+           128 * wg, 128 * wg + 127, blockIdx.x, blockIdx.y, blockIdx.z, (int)(arrived >> 8));
+    return;
+  }
+  WgmmaTable& tab = wgmma_tables[wg];
+  if (tab.serial != t->value) {  // the first thread of this collective decodes the operands
+    tab.serial = t->value;
+    tab.ok = true;
+    const WgmmaSlot* slots = &wgmma_slots[128 * wg];
+    for (int i = 0; i < 128 && tab.ok; i++)
+      if (slots[i].desc_a != mine.desc_a || slots[i].desc_b != mine.desc_b) {
+        fail("%s at %s:%d in kernel %s: the threads of warpgroup %d pass different matrix descriptors (thread %d: "
+             "0x%016llx, 0x%016llx; thread %d: 0x%016llx, 0x%016llx)", what, base_name(file), line, g.launch->name,
+             wg, 128 * wg + i, (unsigned long long)slots[i].desc_a, (unsigned long long)slots[i].desc_b, index,
+             (unsigned long long)mine.desc_a, (unsigned long long)mine.desc_b);
+        tab.ok = false;
+      }
+    if (tab.ok && a_in_regs) {
+      // A fragment: per warp w the m16n8k16 A layout, rows 16w..16w+15
+      for (int i = 0; i < 128; i++)
+        for (int e = 0; e < 8; e++) {
+          int lane = i % 32, row = 16 * (i / 32) + (lane >> 2) + 8 * ((e >> 1) & 1), col = 2 * (lane & 3) + (e & 1) + 8 * (e >> 2);
+          uint16_t h = (uint16_t)(slots[i].a[e >> 1] >> (16 * (e & 1)));
+          tab.A[row][col] = ty == WgmmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+        }
+    } else if (tab.ok) {
+      tab.ok = wgmma_load(desc_a, trans_a != 0, 64, ty, "A", &tab.A[0][0], true, file, line);
+    }
+    if (tab.ok) tab.ok = wgmma_load(desc_b, trans_b != 0, n, ty, "B", &tab.B[0][0], false, file, line);
+  }
+  if (!tab.ok) return;
+  // D fragment: thread i of warp w holds rows 16w + i/4 (+8), columns 8j + 2(i%4) (+1)
+  int lane = t->lane, warp = (index % 128) / 32;
+  for (int i = 0; i < n / 2; i++) {
+    int row = 16 * warp + (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+    double s = scale_d ? (double)d[i] : 0.0;
+    for (int k = 0; k < 16; k++) s += (double)(scale_a * tab.A[row][k]) * (double)(scale_b * tab.B[k][col]);
+    d[i] = (float)s;
+  }
+}
+
+// wgmma.fence / commit_group / wait_group: the MMA completed at issue (above).
+inline void wgmma_sync_op(const char* what) { current_thread(what); }
 
 // ---- cp.async ----------------------------------------------------------------
 // Copies are issued per thread: the source is read when the copy is issued,
