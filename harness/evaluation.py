@@ -134,6 +134,15 @@ def _run_items(
             pending.put(item)
     started = itertools.count(1)
 
+    def time_again(entry: Graded, round_number: int) -> SolutionResult:
+        """Another round of timing for a solution that passed the earlier ones."""
+        item = entry.item
+        say(f"timing round {round_number} of {plan.timing_rounds}: {item.label}")
+        challenge = challenges[item.challenge]
+        _, timing = jobs[item.challenge]
+        later = run_built(challenge, item.path, item.label, built[(item.challenge, item.path)], timing_only, root, ((), timing), entry.gpu)
+        return merged(entry.result, later, round_number)
+
     def run_lane(gpu: int) -> list[Graded]:
         done: list[Graded] = []
 
@@ -166,15 +175,6 @@ def _run_items(
                 if not cancel.is_set and entry.result.passed and entry.result.timing is not None:
                     done[index] = Graded(entry.item, gpu, time_again(entry, round_number))
         return done
-
-    def time_again(entry: Graded, round_number: int) -> SolutionResult:
-        """Another round of timing for a solution that passed the earlier ones."""
-        item = entry.item
-        say(f"timing round {round_number} of {plan.timing_rounds}: {item.label}")
-        challenge = challenges[item.challenge]
-        _, timing = jobs[item.challenge]
-        later = run_built(challenge, item.path, item.label, built[(item.challenge, item.path)], timing_only, root, ((), timing), entry.gpu)
-        return merged(entry.result, later, round_number)
 
     with ThreadPoolExecutor(max_workers=len(plan.gpus)) as pool:
         lanes = list(pool.map(run_lane, plan.gpus))
