@@ -6,11 +6,10 @@ f16, bf16 and float32) with A and B in shared memory in every swizzle mode,
 K-major and MN-major, N in {8, 64, 256}, A from registers, imm-scale-a = -1,
 and a descriptor with a wrong leading-dimension byte offset; tensor_wgmma_gemm.cu
 is a small example GEMM in the usual form. Each result is
-checked against NumPy here. The H200's outputs of these probes are not
-recorded yet: a probe with no file in tests/emu_programs/expected/ gets the
-NumPy check only; once gpu/emu-tensor.sh's outputs are copied there, the same
-test also diffs emu against the GPU byte for byte (which is what checks the
-shared-memory layouts and fragment layout against the hardware).
+checked against NumPy here, and emu's text output against the H200's, byte
+for byte (tests/emu_programs/expected/, recorded by gpu/emu-tensor.sh): that
+is what checks the shared-memory layouts and the fragment layout against the
+hardware.
 """
 
 from __future__ import annotations
@@ -38,10 +37,10 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> tp.EmuRunner:
     return tp.EmuRunner(tmp_path_factory.mktemp("emu-wgmma"))
 
 
-def diff_expected_if_recorded(name: str, text: str) -> None:
+def diff_expected(name: str, text: str) -> None:
     expected = EXPECTED / f"{name}.txt"
-    if expected.is_file():
-        assert text == expected.read_text(), f"emu output of {name} differs from the GPU's ({expected})"
+    assert expected.is_file(), f"no GPU output recorded for probe {name}: run gpu/emu-tensor.sh on a GPU"
+    assert text == expected.read_text(), f"emu output of {name} differs from the GPU's ({expected})"
 
 
 CORRECT = [v for v in tp.WGMMA_VARIANTS if not v.bad_lbo]
@@ -55,7 +54,7 @@ def test_wgmma_gives_the_exact_product(runner: tp.EmuRunner, variant: tp.Wgmma) 
     a, b = tp.wgmma_inputs(variant)
     d = tp.run_wgmma(runner, variant, a, b)
     np.testing.assert_array_equal(d, variant.scale_a * (a.astype(np.float64) @ b.astype(np.float64)))
-    diff_expected_if_recorded(variant.name, tp.matrix_text(d))
+    diff_expected(variant.name, tp.matrix_text(d))
 
 
 BAD = [v for v in tp.WGMMA_VARIANTS if v.bad_lbo]
@@ -67,7 +66,7 @@ def test_wgmma_wrong_leading_byte_offset_gives_a_wrong_product(runner: tp.EmuRun
     a, b = tp.wgmma_inputs(variant)
     d = tp.run_wgmma(runner, variant, a, b)
     assert (d != a.astype(np.float64) @ b.astype(np.float64)).mean() > 0.5
-    diff_expected_if_recorded(variant.name, tp.matrix_text(d))
+    diff_expected(variant.name, tp.matrix_text(d))
 
 
 @needs_gxx
@@ -94,7 +93,7 @@ def test_example_wgmma_gemm_is_exact(runner: tp.EmuRunner) -> None:
     a, b = tp.wgmma_gemm_inputs()
     c = tp.run_wgmma_gemm(runner, a, b)
     np.testing.assert_array_equal(c, a.astype(np.float64) @ b.astype(np.float64))
-    diff_expected_if_recorded("wgmma_gemm_example", tp.matrix_text(c))
+    diff_expected("wgmma_gemm_example", tp.matrix_text(c))
 
 
 def wgmma_source(instruction: str, operands: str) -> str:
