@@ -162,6 +162,7 @@ def timing_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return _apply([
         click.option("--budget", "budget_s", type=click.FloatRange(min=0), default=None, help=f"Seconds of timed calls per solution, once --min-samples are in (default: {defaults.time_s:g})."),
         click.option("--min-samples", type=click.IntRange(1), default=None, help=f"Timed calls never fewer than this (default: {defaults.min_samples})."),
+        click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None, help=f"Seconds of timed calls before the criterion may stop them (default: {defaults.min_time_s:g}; the budget still ends them)."),
         click.option("--max-samples", type=click.IntRange(1), default=None, help=f"Timed calls never more than this (default: {defaults.max_samples})."),
         click.option("--criterion", type=click.Choice(sorted(CRITERIA)), default=None, help="When to stop: rse (relative standard error of the mean under 0.5%, the default) or fixed (100 calls)."),
         click.option("--rounds", type=click.IntRange(1), default=None, help="Time in this many rounds: the solutions, then their baseline, take turns, a block of calls each (a fresh process per block, the budget shared out), so a speedup compares samples from the same stretch of time (default: 1)."),

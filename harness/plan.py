@@ -98,7 +98,7 @@ def make_plan(backend: Backend, *, check: bool, time: bool, given: dict[str, Any
         ignored = [f"--{name.replace('_', '-')}" for name in ("nvcc_flags", "gpu", "gpus", "arch") if given.get(name) is not None]
         if ignored:
             notes.append(f"emu: {', '.join(ignored)} apply to the cuda backend only and are ignored")
-    budget = Budget(**{k: given[v] for k, v in (("min_samples", "min_samples"), ("max_samples", "max_samples"), ("time_s", "budget_s")) if given.get(v) is not None})
+    budget = Budget(**{k: given[v] for k, v in (("min_samples", "min_samples"), ("max_samples", "max_samples"), ("time_s", "budget_s"), ("min_time_s", "min_time_s")) if given.get(v) is not None})
     if budget.min_samples > budget.max_samples:
         raise HarnessError(f"--min-samples {budget.min_samples} is more than --max-samples {budget.max_samples}")
     settings: dict[str, Any] = {
@@ -110,7 +110,7 @@ def make_plan(backend: Backend, *, check: bool, time: bool, given: dict[str, Any
     rounds = given.get("rounds") or 1
     if time and rounds > 1:  # the budget is the whole timing's: each round takes its share
         settings["timing_rounds"] = rounds
-        settings["budget"] = replace(budget, time_s=budget.time_s / rounds)
+        settings["budget"] = replace(budget, time_s=budget.time_s / rounds, min_time_s=budget.min_time_s / rounds)
     if settings["secret_seeds"]:
         notes.append("hidden seeds: the generated tests use seeds derived from the grader's secret; reports leave the seeds out")
     if given.get("criterion") is not None:

@@ -39,8 +39,31 @@ def test_rse_of_constant_samples_is_zero_and_of_one_sample_infinite():
 
 def test_steady_samples_converge_at_the_minimum_count():
     clock = FakeClock()
-    result = measure(feeder([1e-3] * 100, clock, 1e-3), RelativeStandardError(0.005), Budget(min_samples=7, time_s=10), clock)
+    budget = Budget(min_samples=7, time_s=10, min_time_s=0.0)
+    result = measure(feeder([1e-3] * 100, clock, 1e-3), RelativeStandardError(0.005), budget, clock)
     assert len(result.samples) == 7 and result.stop_reason == "converged"
+
+
+def test_steady_samples_are_taken_for_the_minimum_time_before_converging():
+    """Five steady samples would satisfy the criterion; the loop goes on for
+    min_time_s, so a slower stretch later on is seen too."""
+    clock = FakeClock()
+    values = [1e-3] * 5 + [1.2e-3] * 295
+    result = measure(feeder(values, clock, 1e-3), RelativeStandardError(0.005), Budget(min_samples=5, time_s=10, min_time_s=0.2), clock)
+    assert len(result.samples) == 200 and result.stop_reason == "converged"
+    assert sorted(s.gpu_time_s for s in result.samples)[100] == 1.2e-3  # the median sees the slower stretch
+
+
+def test_a_fixed_count_does_not_wait_for_the_minimum_time():
+    clock = FakeClock()
+    result = measure(feeder([1e-3] * 10, clock, 1e-3), FixedCount(count=5), Budget(min_samples=1, time_s=10, min_time_s=5.0), clock)
+    assert len(result.samples) == 5 and result.stop_reason == "converged"
+
+
+def test_the_time_budget_ends_the_loop_before_the_minimum_time():
+    clock = FakeClock()
+    result = measure(feeder([1e-3] * 100, clock, 0.125), RelativeStandardError(0.005), Budget(min_samples=5, time_s=1.0, min_time_s=3.0), clock)
+    assert len(result.samples) == 8 and result.stop_reason == "time_budget"
 
 
 def test_noisy_samples_run_until_the_time_budget():

@@ -5,8 +5,8 @@ harness's defence, timed through the harness's own timed path (CudaRuntime):
 
 For each N it builds vector_add_pinned.cu twice (-DPIN=0, -DPIN=1), then
 times both, alternating blocks of 50 calls, once with the harness's flush
-(persisting lines reset, carve-out set to 0, then twice the L2 written) and
-once with the plain write only (the defence off). Prints the medians and
+(persisting lines reset, carve-out set to 0, then twice the L2 read) and
+once with the plain read only (the defence off). Prints the medians and
 the pinned time against the plain one under the defence (the honest
 baseline) for each; needs a GPU. The pinned build sets the carve-out only
 when it finds it reset, as a cheat would."""
@@ -40,7 +40,7 @@ def main(sizes: list[int]) -> None:
     challenge = load_challenge("vector_add", REPO)
     runtime = CudaRuntime()
     defended = runtime.flush_l2
-    undefended = lambda: runtime._flush.fill(0)  # the flush as it was before the reset
+    undefended = runtime.evict_l2  # the flush without the reset
     with tempfile.TemporaryDirectory() as scratch:
         solves = {flavour: load_solve(build(flavour, Path(scratch)), challenge)[1] for flavour in (0, 1)}
         for n in sizes:

@@ -13,6 +13,10 @@ from typing import Protocol
 
 
 class StoppingCriterion(Protocol):
+    # A statistical criterion waits for the budget's minimum time before it
+    # may stop the loop; a count does not (it reproduces a measurement).
+    waits_for_min_time: bool
+
     def add_measurement(self, seconds: float) -> None: ...
 
     def is_finished(self) -> bool: ...
@@ -36,6 +40,7 @@ class RelativeStandardError:
 
     max_rse: float = 0.005
     samples: list[float] = field(default_factory=list)
+    waits_for_min_time = True
 
     def add_measurement(self, seconds: float) -> None:
         self.samples.append(seconds)
@@ -50,6 +55,7 @@ class FixedCount:
 
     count: int = 100
     seen: int = 0
+    waits_for_min_time = False
 
     def add_measurement(self, seconds: float) -> None:
         self.seen += 1

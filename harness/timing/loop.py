@@ -32,6 +32,9 @@ class Budget:
     min_samples: int = 5  # never fewer, whatever the criterion or the budget says
     max_samples: int = 2000
     time_s: float = 5.0  # past this, stop as soon as min_samples are in
+    # Never converged before this long: five quick samples can all miss a slower
+    # stretch that a longer look sees, and separate runs then disagree (README).
+    min_time_s: float = 0.5
 
 
 @dataclass
@@ -55,10 +58,12 @@ def measure(
         count = len(result.samples)
         if count >= budget.max_samples:
             result.stop_reason = StopReason.MAX_SAMPLES
-        elif count >= budget.min_samples and criterion.is_finished():
-            result.stop_reason = StopReason.CONVERGED
         elif count >= budget.min_samples and clock() - started >= budget.time_s:
             result.stop_reason = StopReason.TIME_BUDGET
+        elif count >= budget.min_samples and criterion.is_finished() and (
+            not criterion.waits_for_min_time or clock() - started >= budget.min_time_s
+        ):
+            result.stop_reason = StopReason.CONVERGED
         else:
             continue
         return result

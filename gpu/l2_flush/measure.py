@@ -1,0 +1,74 @@
+"""What the L2 flush before each timed call costs the call after it: the
+flush as the harness does it (twice the L2 read) against the flush as it was
+(twice the L2 written, which leaves dirty lines for the timed call to write
+back), timed through the harness's own timed path (CudaRuntime.timed_call):
+
+    python gpu/l2_flush/measure.py
+
+Three memory-bound calls at official sizes: reference/vector_add.cu,
+reference/prefix_sum.cu and a CuPy device-to-device copy of 256 MB. Each is
+timed in alternating blocks of 50 calls under each flush; prints the medians,
+the share of the copy bandwidth the harness reports (`% copy BW`, measured
+without a flush), and the difference. Needs a GPU and nvcc."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import cupy
+
+from harness.backends.cuda import CudaRuntime
+from harness.backends.library import load_solve
+from harness.challenge import load_challenge
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def build(name: str, into: Path) -> Callable[..., None]:
+    library = into / f"{name}.so"
+    subprocess.run(["nvcc", "-O3", "-arch=sm_90", "-shared", "-Xcompiler", "-fPIC",
+                    str(REPO / "reference" / f"{name}.cu"), "-o", str(library)], check=True)
+    return load_solve(library, load_challenge(name, REPO))[1]
+
+
+def main() -> None:
+    runtime = CudaRuntime()
+    copy_rate = runtime.copy_bandwidth()
+    read_flush = runtime.flush_l2
+    def write_flush() -> None:  # the reset as before, then the old write
+        runtime._driver_call("cuCtxResetPersistingL2Cache")
+        runtime._flush.fill(0)
+    n = 1 << 25
+    a, b, c = (cupy.random.rand(n, dtype=cupy.float32) for _ in range(3))
+    src = cupy.ones(1 << 26, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+    with tempfile.TemporaryDirectory() as scratch:
+        vector_add, prefix_sum = build("vector_add", Path(scratch)), build("prefix_sum", Path(scratch))
+        calls = {
+            "vector_add N=2^25 (402.7 MB)": (lambda: vector_add(a.data.ptr, b.data.ptr, c.data.ptr, n), 12 * n),
+            "prefix_sum N=2^25 (268.4 MB)": (lambda: prefix_sum(a.data.ptr, c.data.ptr, n), 8 * n),
+            "cupy copy 256 MB (536.9 MB)": (lambda: dst.__setitem__(Ellipsis, src), 2 * src.nbytes),
+        }
+        for label, (call, moved) in calls.items():
+            times: dict[str, list[float]] = {"read": [], "write": []}
+            for _ in range(6):
+                for kind, flush in (("read", read_flush), ("write", write_flush)):
+                    runtime.flush_l2 = flush
+                    times[kind] += [runtime.timed_call(call).gpu_time_s for _ in range(50)]
+            runtime.flush_l2 = read_flush
+            runtime.check()
+            floor = moved / copy_rate
+            med = {k: statistics.median(v) for k, v in times.items()}
+            print(f"{label}: floor {floor * 1e6:.1f} us at {copy_rate / 1e12:.2f} TB/s; "
+                  + "; ".join(f"{k} flush median {m * 1e6:.1f} us ({floor / m:.1%} of copy BW, "
+                              f"p10-p90 {statistics.quantiles(times[k], n=10)[0] * 1e6:.1f}-"
+                              f"{statistics.quantiles(times[k], n=10)[-1] * 1e6:.1f})" for k, m in med.items())
+                  + f"; write - read {(med['write'] - med['read']) * 1e6:.1f} us", flush=True)
+
+
+if __name__ == "__main__":
+    main()
