@@ -5,7 +5,9 @@ on each backend as tests/corpus/<challenge>/expected.toml says.
 One test per corpus file per backend. The emu cases run here on the CPU, all
 of them in one evaluation (building dominates, and the hang case costs its
 timeout once per evaluation); the cuda cases carry the `gpu` marker and run in
-two evaluations (check-only, and timed for the cheats only the timer sees).
+two evaluations (check-only beside the other untimed GPU tests, and timed, for
+the cheats only the timer sees, with nothing else on the GPU), and one
+evaluation per case under compute-sanitizer.
 """
 
 from __future__ import annotations
@@ -174,33 +176,54 @@ def test_the_whole_corpus_in_one_cli_check_loses_no_result():
 # --- cuda, on a GPU -----------------------------------------------------------
 
 
+def cuda_cases(timed: bool) -> list[Any]:
+    return [case for case in cases("cuda") if bool(EXPECTED[case.values[0]].get("cuda_timed")) == timed]
+
+
 @pytest.fixture(scope="module")
-def cuda_results(challenge, tmp_path_factory) -> list[SolutionResult]:
-    checked, timed = runnable("cuda", timed=False), runnable("cuda", timed=True)
+def cuda_checked_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
     with session_cache(tmp_path_factory):
-        results = evaluate_files(challenge, [CORPUS / n for n in checked], Plan(time=False, timeout_s=CUDA_TIMEOUT_S), REPO)
-        results += evaluate_files(challenge, [CORPUS / n for n in timed], CUDA_TIMED, REPO)
-    return results
+        files = [CORPUS / n for n in runnable("cuda", timed=False)]
+        return by_file(evaluate_files(challenge, files, Plan(time=False, timeout_s=CUDA_TIMEOUT_S), REPO))
+
+
+@pytest.fixture(scope="module")
+def cuda_timed_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
+    with session_cache(tmp_path_factory):
+        return by_file(evaluate_files(challenge, [CORPUS / n for n in runnable("cuda", timed=True)], CUDA_TIMED, REPO))
 
 
 @pytest.mark.gpu
-@pytest.mark.timed  # one evaluation (the module's fixture) holds the timed cases
-@pytest.mark.parametrize("name", cases("cuda"))
-def test_cuda_judges_the_corpus_case(name, cuda_results, challenge):
-    result = by_file(cuda_results)[name]
+@pytest.mark.xdist_group("corpus-checked")  # one worker evaluates the module's fixture once
+@pytest.mark.parametrize("name", cuda_cases(timed=False))
+def test_cuda_judges_the_corpus_case(name, cuda_checked_results, challenge):
+    assert_judged(cuda_checked_results[name], name, "cuda", challenge)
+
+
+@pytest.mark.gpu
+@pytest.mark.timed  # the cheats only the timer sees: one evaluation, nothing else on the GPU
+@pytest.mark.parametrize("name", cuda_cases(timed=True))
+def test_cuda_timer_judges_the_corpus_case(name, cuda_timed_results, challenge):
+    result = cuda_timed_results[name]
     assert_judged(result, name, "cuda", challenge)
-    if EXPECTED[name].get("cuda_timed") and EXPECTED[name]["cuda"] == "host_work_escape":
+    if EXPECTED[name]["cuda"] == "host_work_escape":
         assert result.timing is None  # caught at the first timed call's return: nothing is timed
-    elif EXPECTED[name].get("cuda_timed"):
+    else:
         # the verdict comes from the cross-check of host wall time against the events
         assert result.timing is not None and len(result.timing.gpu_time_s) >= CUDA_TIMED.budget.min_samples
         assert result.timing.escaped == (EXPECTED[name]["cuda"] == "timing_escape")
 
 
 @pytest.mark.gpu
+@pytest.mark.xdist_group("corpus-checked")
+def test_cuda_checked_evaluation_loses_no_result(cuda_checked_results):
+    assert sorted(cuda_checked_results) == sorted(runnable("cuda", timed=False))
+
+
+@pytest.mark.gpu
 @pytest.mark.timed
-def test_cuda_evaluations_lose_no_result(cuda_results):
-    assert sorted(by_file(cuda_results)) == sorted(runnable("cuda"))
+def test_cuda_timed_evaluation_loses_no_result(cuda_timed_results):
+    assert sorted(cuda_timed_results) == sorted(runnable("cuda", timed=True))
 
 
 # --- cuda under compute-sanitizer --------------------------------------------
@@ -208,19 +231,14 @@ def test_cuda_evaluations_lose_no_result(cuda_results):
 SANITIZED = [name for name, entry in EXPECTED.items() if "cuda_sanitize" in entry]
 
 
-@pytest.fixture(scope="module")
-def sanitized_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
-    with session_cache(tmp_path_factory):
-        return by_file(evaluate_files(challenge, [CORPUS / n for n in SANITIZED], CUDA_SANITIZED, REPO))
-
-
 @pytest.mark.gpu
-@pytest.mark.xdist_group("corpus-sanitized")  # one worker evaluates the module's fixture once
 @pytest.mark.parametrize("name", [pytest.param(n, id=n.removesuffix(".cu")) for n in SANITIZED])
-def test_cuda_sanitize_judges_the_corpus_case(name, sanitized_results, challenge):
+def test_cuda_sanitize_judges_the_corpus_case(name, challenge, tmp_path_factory):
     """Findings name the tool and the .cu line; correct solutions raise none
-    (no false alarms from the harness's own allocations or calls)."""
-    result = sanitized_results[name]
+    (no false alarms from the harness's own allocations or calls). One
+    evaluation per case, so that xdist spreads the slow checkers over workers."""
+    with session_cache(tmp_path_factory):
+        [result] = evaluate_files(challenge, [CORPUS / name], CUDA_SANITIZED, REPO)
     assert_judged(result, name, "cuda", challenge, mode="cuda_sanitize")
     assert result.timing is None
     if EXPECTED[name]["cuda_sanitize"] == "pass":
