@@ -5,11 +5,14 @@ back), timed through the harness's own timed path (CudaRuntime.timed_call):
 
     python gpu/l2_flush/measure.py
 
-Three memory-bound calls at official sizes: reference/vector_add.cu,
-reference/prefix_sum.cu and a CuPy device-to-device copy of 256 MB. Each is
-timed in alternating blocks of 50 calls under each flush; prints the medians,
-the share of the copy bandwidth the harness reports (`% copy BW`, measured
-without a flush), and the difference. Needs a GPU and nvcc."""
+Memory-bound calls: reference/vector_add.cu and reference/prefix_sum.cu at
+their official sizes, a CuPy device-to-device copy of 256 MB, and
+vector_add at 25 MB moved, which fits in the L2: there a third mode, no flush
+at all, shows whether the read flush still evicts the inputs (it must be as
+slow as the written one, less the write-back). Each is timed in alternating
+blocks of 50 calls under each mode; prints the medians, their 10th-90th
+percentiles and the share of the copy bandwidth (measured without a flush,
+as `% copy BW` is). Needs a GPU and nvcc."""
 
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ def main() -> None:
     def write_flush() -> None:  # the reset as before, then the old write
         runtime._driver_call("cuCtxResetPersistingL2Cache")
         runtime._flush.fill(0)
-    n = 1 << 25
+    n, small = 1 << 25, 1 << 21
     a, b, c = (cupy.random.rand(n, dtype=cupy.float32) for _ in range(3))
     src = cupy.ones(1 << 26, dtype=cupy.float32)
     dst = cupy.empty_like(src)
@@ -52,11 +55,15 @@ def main() -> None:
             "vector_add N=2^25 (402.7 MB)": (lambda: vector_add(a.data.ptr, b.data.ptr, c.data.ptr, n), 12 * n),
             "prefix_sum N=2^25 (268.4 MB)": (lambda: prefix_sum(a.data.ptr, c.data.ptr, n), 8 * n),
             "cupy copy 256 MB (536.9 MB)": (lambda: dst.__setitem__(Ellipsis, src), 2 * src.nbytes),
+            "vector_add N=2^21 (25.2 MB)": (lambda: vector_add(a.data.ptr, b.data.ptr, c.data.ptr, small), 12 * small),
         }
+        modes = {"read": read_flush, "write": write_flush}
         for label, (call, moved) in calls.items():
-            times: dict[str, list[float]] = {"read": [], "write": []}
+            if moved < 50e6:
+                modes["none"] = lambda: None
+            times: dict[str, list[float]] = {kind: [] for kind in modes}
             for _ in range(6):
-                for kind, flush in (("read", read_flush), ("write", write_flush)):
+                for kind, flush in modes.items():
                     runtime.flush_l2 = flush
                     times[kind] += [runtime.timed_call(call).gpu_time_s for _ in range(50)]
             runtime.flush_l2 = read_flush
