@@ -86,3 +86,15 @@ def test_mangled_solve_is_a_missing_symbol_with_a_hint(tmp_path):
     mangled.write_text("void solve(float* y, int n) { y[0] = n; }\n")
     with pytest.raises(MissingSymbol, match='extern "C"'):
         nvcc.build_library(mangled, tmp_path, "sm_90")
+
+
+def test_a_solution_is_built_for_the_devices_own_target_with_its_specific_instructions():
+    """An H200 (9.0) builds for sm_90a, so that wgmma code needs no flag; a GPU
+    without an "a" target keeps its plain one."""
+    from harness.backends import GpuInfo
+
+    def gpu(capability: str) -> GpuInfo:
+        return GpuInfo(index=0, name="GPU", uuid="GPU-0", compute_capability=capability, driver="580")
+
+    assert gpu("9.0").arch == "sm_90a" and gpu("10.0").arch == "sm_100a"
+    assert gpu("8.0").arch == "sm_80" and gpu("8.9").arch == "sm_89"

@@ -59,6 +59,10 @@ class TimingRuntime(Runtime, Protocol):
     def copy_bandwidth(self) -> float: ...
 
 
+# Compute capabilities whose nvcc target has an "a" variant (nvcc 13).
+ARCH_SPECIFIC_CAPABILITIES = frozenset({"9.0", "10.0", "10.3", "11.0", "12.0", "12.1"})
+
+
 @dataclass(frozen=True)
 class GpuInfo:
     index: int
@@ -69,7 +73,11 @@ class GpuInfo:
 
     @property
     def arch(self) -> str:
-        return "sm_" + self.compute_capability.replace(".", "")
+        """The device's own nvcc target, with its architecture-specific
+        instructions where it has them (sm_90a: wgmma): a solution is built for
+        the GPU it runs on and nothing else, and sm_90a runs all sm_90 code."""
+        base = "sm_" + self.compute_capability.replace(".", "")
+        return base + "a" if self.compute_capability in ARCH_SPECIFIC_CAPABILITIES else base
 
 
 def visible_gpus() -> list[GpuInfo]:
