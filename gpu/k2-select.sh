@@ -22,7 +22,7 @@ H=.venv/bin/harness
 
 timeout 70 "$H" bench row_topk reference/row_topk.cu \
   solutions/row_topk/tight_threshold.cu solutions/row_topk/tight_threshold_prefetch.cu \
-  solutions/row_topk/prefetch_sorted_pool.cu solutions/row_topk/library.py \
+  solutions/row_topk/prefetch_sorted_pool.cu solutions/row_topk/bitmask_append.cu solutions/row_topk/library.py \
   --budget 1 --no-history --json --gpu "$GPU" > "$DEST/row_topk.json" 2>> "$DEST/environment.txt"
 echo "row_topk bench: exit $?" >> "$DEST/environment.txt"
 
@@ -33,7 +33,7 @@ timeout 70 "$H" bench spmv_csr reference/spmv_csr.cu \
 echo "spmv_csr bench: exit $?" >> "$DEST/environment.txt"
 
 # the Nsight Compute reports themselves stay on the device (-o): only the tables come back
-timeout 45 "$H" profile row_topk solutions/row_topk/prefetch_sorted_pool.cu \
+timeout 45 "$H" profile row_topk solutions/row_topk/bitmask_append.cu \
   -o /tmp/k2-select-row_topk.ncu-rep --timeout 40 --gpu "$GPU" > "$DEST/prof_row_topk.txt" 2>&1
 echo "row_topk profile: exit $?" >> "$DEST/environment.txt"
 timeout 45 "$H" profile spmv_csr solutions/spmv_csr/entry_tiles_transposed.cu \

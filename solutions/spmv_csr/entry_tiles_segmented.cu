@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(THREADS)
     __shared__ int4 s_mark4[TILE / 4];  // s_mark[i]: the row whose first entry is k0 + i, or -1
     __shared__ Segment s_total[GROUPS][THREADS / 32];
 #if TRANSPOSED_GATHER
-    __shared__ int s_swap[THREADS / 32][128 * GROUPS];
+    __shared__ __align__(16) int s_swap[THREADS / 32][128 * GROUPS];  // read and written as int4 / float4
 #endif
     int* s_mark = reinterpret_cast<int*>(s_mark4);
 
