@@ -27,14 +27,16 @@
 //     lane maximum with count(t) >= k (a warp bitonic sort of the 32 maxima,
 //     then a binary search of 5 ballot rounds). After the first chunk a key
 //     must also beat the running k-th best strictly (it has a later column);
-//  2. the candidates, as comps, are appended (warp scan of per-lane counts) to
-//     the best k so far in a per-warp shared-memory pool;
-//  3. a radix select over the pool, 8 bits at a time from the top, with a
-//     per-warp 256-bin histogram, finds the k-th largest comp; it stops as
-//     soon as the bin at the boundary is taken whole (usually after two
-//     passes on uniform keys); the k winners are compacted with ballots.
-// At the end of the row the k winners are sorted by a warp bitonic sort
-// (32 or 64 entries, one or two per lane) and written.
+//  2. the candidates, as comps, are appended (a bit per candidate key, a warp
+//     scan of per-lane counts, a loop over the set bits) to the best k so far
+//     in a per-warp shared-memory pool;
+//  3. a pool of at most 64 comps (the usual case) is sorted by a warp
+//     bitonic sort of 64 and its first k kept, in order; a larger pool goes
+//     through a radix select, 8 bits at a time from the top with a per-warp
+//     256-bin histogram, stopping as soon as the bin at the boundary is taken
+//     whole, and the k winners are compacted with ballots (unordered).
+// At the end of the row the k winners, sorted by a warp bitonic sort unless
+// they already are, are written.
 // Ties cost nothing special: comps are distinct, so equal keys are ordered
 // by column in the same selection.
 
