@@ -1,0 +1,541 @@
+// ssm_selective_scan_backward: async_ring_chunks.cu with chunks of 44 steps
+// instead of 64, sized for the official size's waves: 4 x 94 chunks x 4 blocks
+// of channels = 1504 blocks for the 792 that fit at once (6 per SM), 1.9 waves,
+// where 64 steps make 1024 blocks, 1.29 waves (a second wave 29 % full). The
+// price: 1.45 times the carries (h, the adjoint aggregate, dA's partials).
+//
+// The rest of this header is async_ring_chunks.cu's: the reference's chunked algorithm (the identity,
+// three exponentials per element, no per-step history; reference/
+// ssm_selective_scan_backward.cu has the derivation) with its per-step inputs
+// fetched by cp.async into a per-thread ring in shared memory, RING steps ahead.
+//
+// Why: under Nsight Compute the reference's two chunk kernels run at 12 warps per
+// SM with long-scoreboard waits on top. Each step there loads delta, u and dy
+// (and F in the reverse sweep) one step ahead into registers, about one step's
+// work (~900 issue cycles of a scheduler's 3 warps) before their use: less than
+// a DRAM round trip under load. A ring of RING steps puts the loads RING-1 steps
+// ahead without registers: cp.async writes shared memory directly, and each
+// thread copies and reads only its own channels' entries, so no barrier guards
+// the ring (cp.async.wait_group is per thread).
+//
+// Otherwise as the reference: time in chunks of TC steps, a block = 128 channels
+// x one chunk, 64 threads of 2 channels x 16 states; passes chunk_aggregates,
+// carries (loads batched 32 chunks deep, from 8), chunk_gradients, then the
+// finish, whose dA and dskip sums over (batch, chunk) now run 8 threads per
+// element (the reference's one thread per element waited on 256 loads in turn).
+// No atomics; every sum has one owner, so results are deterministic.
+//
+// Every size takes the same code: states in groups of 16 (padded states have
+// A = B = C = 0 and stay 0), ragged channels and steps copy zeros (cp.async's
+// zero fill: a = 1, no input) and are not stored.
+//
+// Compile-time switches: TC [44], steps per chunk (a multiple of 4); RING [4],
+// steps in the ring (a power of two).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+constexpr int kS = 16;                     // states in a group, held in registers
+constexpr int kK = 2;                      // channels per thread: tid and tid + kThreads
+constexpr int kThreads = 64;
+constexpr int kChannels = kK * kThreads;   // per block
+// 6 blocks of 2 warps per SM caps the chunk kernels at 170 registers (their 96
+// per-chain registers, 3 x 2 channels x 16 states, and the step's operands): 12
+// warps per SM, each thread 32 independent recurrences.
+constexpr int kBlocksPerSM = 6;
+constexpr int kRound = 4;                  // steps per shared-memory reduction of dB, dC
+// A thread's 16 partials for one step: rows of 20 floats put 8 consecutive
+// threads' 16-byte stores in 8 distinct bank quads; steps 16 banks apart let the
+// two steps a warp reduces at once use all 32 banks.
+constexpr int kPitch = kS + 4;
+constexpr int kStepStride = kThreads * kPitch + 16;
+
+#ifndef TC
+#define TC 44
+#endif
+#ifndef RING
+#define RING 4
+#endif
+static_assert((RING & (RING - 1)) == 0 && RING >= 2, "the ring's slot is the step's low bits");
+static_assert(TC % kRound == 0, "chunks are whole reduction rounds");
+static_assert(kThreads == kRound * kS, "one reducing thread per (step, state) of a round");
+
+// 2^x on MUFU as one instruction (exp2f and __expf add a range fix-up without .ftz).
+__device__ __forceinline__ float ex2(float x) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+
+struct Block {
+    int b, c, t0, steps, d[kK];
+    bool ok[kK];
+    size_t row0;  // b*seq_len + t0
+    __device__ Block(int L, int D) {
+        b = blockIdx.z;
+        c = blockIdx.y;
+        t0 = c * TC;
+        steps = min(TC, L - t0);
+        row0 = static_cast<size_t>(b) * L + t0;
+#pragma unroll
+        for (int k = 0; k < kK; ++k) {
+            d[k] = blockIdx.x * kChannels + k * kThreads + threadIdx.x;
+            ok[k] = d[k] < D;
+        }
+    }
+};
+
+// B and C of the chunk for states n0 .. n0+15, as rows [step][state] (zeros past the ends).
+__device__ void stage_bc(float* sB, float* sC, const float* Bm, const float* Cm, const Block& k, int N, int n0) {
+    for (int i = threadIdx.x; i < TC * kS; i += kThreads) {
+        const int j = i / kS, n = n0 + i % kS;
+        const bool v = j < k.steps && n < N;
+        const size_t e = (k.row0 + j) * N + n;
+        sB[i] = v ? __ldg(Bm + e) : 0.f;
+        sC[i] = v ? __ldg(Cm + e) : 0.f;
+    }
+}
+
+__device__ __forceinline__ float at(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+// 4 bytes global -> shared, asynchronously; bytes = 0 zero-fills (src is not read).
+__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// The per-step inputs of the thread's channels: RING slots of up to 4 arrays x
+// kChannels floats in shared memory. A thread copies and reads only its own
+// entries (channel c's at c*kThreads + tid), so only its own cp.async groups
+// order them. One commit group per step; the step's slot is its low bits.
+struct Ring {
+    static constexpr int kArrays = 4;  // delta, u, dy, and F in the reverse sweep
+    static constexpr int kFloats = RING * kArrays * kChannels;
+    float* buf;
+    // Copies the NA arrays src[0..NA) of step j (zeros outside the chunk or for a
+    // channel past D) into step j's slot, and commits them as one group.
+    template <int NA>
+    __device__ __forceinline__ void issue(const float* const (&src)[NA], const Block& k, int j, int D) const {
+        float* slot = buf + (j & (RING - 1)) * (kArrays * kChannels) + threadIdx.x;
+#pragma unroll
+        for (int c = 0; c < kK; ++c) {
+            const bool v = k.ok[c] && j >= 0 && j < k.steps;
+            const size_t e = v ? (k.row0 + j) * D + k.d[c] : 0;
+#pragma unroll
+            for (int a = 0; a < NA; ++a) cp_async_4(slot + a * kChannels + c * kThreads, src[a] + e, v ? 4 : 0);
+        }
+        cp_async_commit();
+    }
+    // Array a of channel c at step j, once step j's group has landed.
+    __device__ __forceinline__ float at(int j, int a, int c) const {
+        return buf[(j & (RING - 1)) * (kArrays * kChannels) + a * kChannels + c * kThreads + threadIdx.x];
+    }
+};
+
+// Pass 1. h from 0 over the chunk; W = a[t0]*...*a[s] and gam = sum_s W*C[s]*dy[s].
+__global__ void __launch_bounds__(kThreads, kBlocksPerSM)
+chunk_aggregates(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
+                 const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ dy,
+                 float* __restrict__ h_end, float* __restrict__ gam_start, float* __restrict__ dsum, int L, int D,
+                 int N, int nc) {
+    __shared__ __align__(16) float sB[TC * kS];
+    __shared__ __align__(16) float sC[TC * kS];
+    __shared__ float ring_buf[Ring::kFloats];
+    const Block k(L, D);
+    const Ring ring{ring_buf};
+    const float* const src[3] = {delta, u, dy};
+    const int last = (k.steps + kRound - 1) / kRound * kRound;
+    for (int n0 = 0; n0 < N; n0 += kS) {
+        __syncthreads();  // the previous group's readers are done with sB, sC
+        stage_bc(sB, sC, Bm, Cm, k, N, n0);
+        __syncthreads();
+        float A2[kK][kS], h[kK][kS], W[kK][kS], gam[kK][kS];
+#pragma unroll
+        for (int c = 0; c < kK; ++c)
+#pragma unroll
+            for (int n = 0; n < kS; ++n) {
+                A2[c][n] = (k.ok[c] && n0 + n < N) ? A[static_cast<size_t>(k.d[c]) * N + n0 + n] * kLog2e : 0.f;
+                h[c][n] = 0.f;
+                W[c][n] = 1.f;
+                gam[c][n] = 0.f;
+            }
+        float ds[kK] = {0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < RING - 1; ++j) ring.issue(src, k, j, D);
+        for (int j = 0; j < last; ++j) {
+            ring.issue(src, k, j + RING - 1, D);  // into the slot step j-1 used
+            cp_async_wait<RING - 1>();             // step j's group has landed
+            const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
+            const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
+#pragma unroll
+            for (int c = 0; c < kK; ++c) {
+                const float dt = ring.at(j, 0, c), dyt = ring.at(j, 2, c), du = dt * ring.at(j, 1, c);
+                ds[c] += dt;
+#pragma unroll
+                for (int q = 0; q < kS / 4; ++q) {
+                    const float4 bq = b4[q], cq = c4[q];
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        const int n = 4 * q + i;
+                        const float a = ex2(dt * A2[c][n]);
+                        h[c][n] = fmaf(a, h[c][n], du * at(bq, i));
+                        W[c][n] *= a;
+                        gam[c][n] = fmaf(W[c][n], dyt * at(cq, i), gam[c][n]);
+                    }
+                }
+            }
+        }
+        cp_async_wait<0>();  // the copies past the chunk land before the next group reuses the slots
+#pragma unroll
+        for (int c = 0; c < kK; ++c) {
+            if (!k.ok[c]) continue;
+            const size_t base = ((static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]) * N + n0;
+#pragma unroll
+            for (int n = 0; n < kS; ++n)
+                if (n0 + n < N) {
+                    h_end[base + n] = h[c][n];
+                    gam_start[base + n] = gam[c][n];
+                }
+            if (n0 == 0) dsum[(static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]] = ds[c];
+        }
+    }
+}
+
+// Pass 2, one thread per (b, d, n): h before each chunk and a*g after it, in place.
+__global__ void carries(const float* __restrict__ A, float* __restrict__ h_in, float* __restrict__ gam_in,
+                        const float* __restrict__ dsum, int batch, int D, int N, int nc) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= static_cast<size_t>(batch) * D * N) return;
+    const int n = static_cast<int>(i % N), d = static_cast<int>(i / N % D), b = static_cast<int>(i / (N * D));
+    const float a2 = A[static_cast<size_t>(d) * N + n] * kLog2e;
+    const size_t stride = static_cast<size_t>(D) * N, first = static_cast<size_t>(b) * nc * stride + d * N + n;
+    const float* ds = dsum + static_cast<size_t>(b) * nc * D + d;
+    constexpr int kBatch = 32;  // loads of 32 chunks in flight before their dependent updates
+    float h = 0.f;
+    for (int c0 = 0; c0 < nc; c0 += kBatch) {
+        float e[kBatch], p[kBatch];
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j)
+            if (c0 + j < nc) {
+                e[j] = h_in[first + (c0 + j) * stride];
+                p[j] = ex2(a2 * ds[static_cast<size_t>(c0 + j) * D]);
+            }
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j)
+            if (c0 + j < nc) {
+                h_in[first + (c0 + j) * stride] = h;
+                h = fmaf(p[j], h, e[j]);
+            }
+    }
+    float g = 0.f;
+    for (int c1 = nc - 1; c1 >= 0; c1 -= kBatch) {
+        float e[kBatch], p[kBatch];
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j)
+            if (c1 - j >= 0) {
+                e[j] = gam_in[first + (c1 - j) * stride];
+                p[j] = ex2(a2 * ds[static_cast<size_t>(c1 - j) * D]);
+            }
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j)
+            if (c1 - j >= 0) {
+                gam_in[first + (c1 - j) * stride] = g;
+                g = fmaf(p[j], g, e[j]);
+            }
+    }
+}
+
+// Sum over the block's threads of each thread's 16 partials for the round's 4
+// steps; the thread (j, n) writes step j, state n0 + n to out (rows of N).
+__device__ __forceinline__ void reduce_round(const float* red, float* out, const Block& k, int j0, int N, int n0) {
+    __syncthreads();
+    const int j = threadIdx.x / kS, n = threadIdx.x % kS;
+    const float* p = red + j * kStepStride + n;
+    float s = 0.f;
+#pragma unroll 16
+    for (int r = 0; r < kThreads; ++r) s += p[r * kPitch];
+    if (j0 + j < k.steps && n0 + n < N) out[(k.row0 + j0 + j) * N + n0 + n] = s;
+    __syncthreads();
+}
+
+__device__ __forceinline__ void put_partials(float* red, int jj, const float (&v)[kS]) {
+    float4* row = reinterpret_cast<float4*>(red + jj * kStepStride + threadIdx.x * kPitch);
+#pragma unroll
+    for (int q = 0; q < kS / 4; ++q) row[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+}
+
+// Pass 3. dB_out and dC_out are this block of channels' partial sums (rows of N).
+__global__ void __launch_bounds__(kThreads, kBlocksPerSM)
+chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
+                const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
+                const float* __restrict__ dy, const float* __restrict__ h_in, const float* __restrict__ gam_in,
+                float* __restrict__ fscr, float* __restrict__ du, float* __restrict__ ddelta,
+                float* __restrict__ dA_part, float* __restrict__ dskip_part, float* __restrict__ dB_part,
+                float* __restrict__ dC_part, int L, int D, int N, int nc) {
+    __shared__ __align__(16) float sB[TC * kS];
+    __shared__ __align__(16) float sC[TC * kS];
+    __shared__ __align__(16) float red[kRound * kStepStride];
+    __shared__ float ring_buf[Ring::kFloats];
+    const Block k(L, D);
+    const Ring ring{ring_buf};
+    const float* const fwd_src[3] = {delta, u, dy};
+    const float* const rev_src[4] = {delta, u, dy, fscr};
+    const int last = (k.steps + kRound - 1) / kRound * kRound;  // steps rounded up to whole rounds
+    const size_t part_rows = static_cast<size_t>(gridDim.z) * L;  // one block of channels' dB or dC partials
+    float* dB_out = dB_part + blockIdx.x * part_rows * N;
+    float* dC_out = dC_part + blockIdx.x * part_rows * N;
+    float sk[kK], dsk[kK] = {0.f, 0.f};
+#pragma unroll
+    for (int c = 0; c < kK; ++c) sk[c] = k.ok[c] ? skip[k.d[c]] : 0.f;
+
+    for (int n0 = 0; n0 < N; n0 += kS) {
+        __syncthreads();
+        stage_bc(sB, sC, Bm, Cm, k, N, n0);
+        __syncthreads();
+        float A2[kK][kS], h[kK][kS], dA[kK][kS];
+        size_t carry[kK];
+#pragma unroll
+        for (int c = 0; c < kK; ++c) {
+            carry[c] = ((static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]) * N + n0;
+#pragma unroll
+            for (int n = 0; n < kS; ++n) {
+                const bool v = k.ok[c] && n0 + n < N;
+                A2[c][n] = v ? A[static_cast<size_t>(k.d[c]) * N + n0 + n] * kLog2e : 0.f;
+                h[c][n] = v ? h_in[carry[c] + n] : 0.f;
+                dA[c][n] = 0.f;
+            }
+        }
+
+        // Forward sweep: h, dC, F, and the h half of dA.
+        float Dl[kK] = {0.f, 0.f};
+#pragma unroll
+        for (int j = 0; j < RING - 1; ++j) ring.issue(fwd_src, k, j, D);
+        for (int j0 = 0; j0 < last; j0 += kRound) {
+#pragma unroll 1
+            for (int jj = 0; jj < kRound; ++jj) {
+                const int j = j0 + jj;
+                ring.issue(fwd_src, k, j + RING - 1, D);
+                cp_async_wait<RING - 1>();
+                const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
+                const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
+                float v[kS];  // dC partials: sum over the thread's channels of dy*h
+#pragma unroll
+                for (int c = 0; c < kK; ++c) {
+                    const float dt = ring.at(j, 0, c), ut = ring.at(j, 1, c), dyt = ring.at(j, 2, c), du_ = dt * ut;
+                    Dl[c] += dt;
+                    const float ddy = Dl[c] * dyt;
+                    float accF = 0.f;
+#pragma unroll
+                    for (int q = 0; q < kS / 4; ++q) {
+                        const float4 bq = b4[q], cq = c4[q];
+#pragma unroll
+                        for (int i = 0; i < 4; ++i) {
+                            const int n = 4 * q + i;
+                            h[c][n] = fmaf(ex2(dt * A2[c][n]), h[c][n], du_ * at(bq, i));
+                            const float ch = at(cq, i) * h[c][n];
+                            accF = fmaf(A2[c][n], ch, accF);
+                            dA[c][n] = fmaf(ddy, ch, dA[c][n]);
+                            v[n] = c == 0 ? dyt * h[c][n] : fmaf(dyt, h[c][n], v[n]);
+                        }
+                    }
+                    if (k.ok[c] && j < k.steps) fscr[(k.row0 + j) * D + k.d[c]] = kLn2 * dyt * accF;
+                    if (n0 == 0) dsk[c] = fmaf(dyt, ut, dsk[c]);
+                }
+                put_partials(red, jj, v);
+            }
+            reduce_round(red, dC_out, k, j0, N, n0);
+        }
+        cp_async_wait<0>();     // the copies past the chunk land before the reverse sweep reuses the slots
+        __threadfence_block();  // this thread's F stores precede its copies of them below
+
+        // The chunk's end: q[t1] = (a*g after the chunk) * h[t1-1].
+        float S[kK];  // sum_n A*q[t1], then + F - R step by step
+#pragma unroll
+        for (int c = 0; c < kK; ++c) {
+            float s = 0.f;
+#pragma unroll
+            for (int n = 0; n < kS; ++n) {
+                const float gin = (k.ok[c] && n0 + n < N) ? gam_in[carry[c] + n] : 0.f;
+                const float q = gin * h[c][n];
+                s = fmaf(A2[c][n], q, s);
+                dA[c][n] = fmaf(q, Dl[c], dA[c][n]);
+                h[c][n] = gin;  // from here on h holds g; at the last step g = C*dy + gin
+            }
+            S[c] = kLn2 * s;
+        }
+
+        // Reverse sweep: g, du, ddelta, dB, and the g half of dA.
+        float dnext[kK] = {0.f, 0.f};  // delta of the step after: a[t+1] = 1 past the chunk (gin holds it)
+#pragma unroll
+        for (int i = 0; i < RING - 1; ++i) ring.issue(rev_src, k, last - 1 - i, D);
+        for (int j0 = last - kRound; j0 >= 0; j0 -= kRound) {
+#pragma unroll 1
+            for (int jj = kRound - 1; jj >= 0; --jj) {
+                const int j = j0 + jj;
+                ring.issue(rev_src, k, j - (RING - 1), D);
+                cp_async_wait<RING - 1>();
+                const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
+                const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
+                float w[kS];  // dB partials: sum over the thread's channels of g*delta*u
+#pragma unroll
+                for (int c = 0; c < kK; ++c) {
+                    const float dt = ring.at(j, 0, c), ut = ring.at(j, 1, c), dyt = ring.at(j, 2, c);
+                    const float F = ring.at(j, 3, c), du_ = dt * ut;
+                    const float mdu = -Dl[c] * du_;
+                    const bool store = k.ok[c] && j < k.steps;
+                    const size_t e = (k.row0 + j) * D + k.d[c];
+                    float sgB = 0.f, accR = 0.f;
+#pragma unroll
+                    for (int q = 0; q < kS / 4; ++q) {
+                        const float4 bq = b4[q], cq = c4[q];
+#pragma unroll
+                        for (int i = 0; i < 4; ++i) {
+                            const int n = 4 * q + i;
+                            const float g = fmaf(ex2(dnext[c] * A2[c][n]), h[c][n], dyt * at(cq, i));
+                            h[c][n] = g;
+                            const float gB = g * at(bq, i);
+                            sgB += gB;
+                            accR = fmaf(A2[c][n], gB, accR);
+                            dA[c][n] = fmaf(mdu, gB, dA[c][n]);
+                            w[n] = c == 0 ? du_ * g : fmaf(du_, g, w[n]);
+                        }
+                    }
+                    S[c] += F - kLn2 * du_ * accR;
+                    if (store) {
+                        float dd = S[c] + ut * sgB, dx = dt * sgB;
+                        if (n0 == 0) {
+                            dx = fmaf(sk[c], dyt, dx);
+                        } else {  // later state groups add to the earlier groups' sums
+                            dd += ddelta[e];
+                            dx += du[e];
+                        }
+                        ddelta[e] = dd;
+                        du[e] = dx;
+                    }
+                    Dl[c] -= dt;
+                    dnext[c] = dt;
+                }
+                put_partials(red, jj, w);
+            }
+            reduce_round(red, dB_out, k, j0, N, n0);
+        }
+        cp_async_wait<0>();
+
+#pragma unroll
+        for (int c = 0; c < kK; ++c)
+            if (k.ok[c]) {
+#pragma unroll
+                for (int n = 0; n < kS; ++n)
+                    if (n0 + n < N) dA_part[carry[c] + n] = dA[c][n];
+            }
+    }
+#pragma unroll
+    for (int c = 0; c < kK; ++c)
+        if (k.ok[c]) dskip_part[(static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]] = dsk[c];
+}
+
+// Pass 4a: dA and dskip summed over the parts (batch, chunk). A block of 32 x
+// kSlices threads takes 32 consecutive outputs (dA's D*N, then dskip's D); row y
+// sums parts y, y + kSlices, ..., so every warp reads 32 consecutive floats of a
+// part, and row 0 adds the kSlices rows in order.
+constexpr int kSlices = 8;
+__global__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
+                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D, int N) {
+    __shared__ float rows[kSlices][33];
+    const size_t a_elems = static_cast<size_t>(D) * N;
+    const size_t i = static_cast<size_t>(blockIdx.x) * 32 + threadIdx.x;
+    const bool is_a = i < a_elems, ok = i < a_elems + D;
+    const float* src = is_a ? dA_part + i : dskip_part + (ok ? i - a_elems : 0);
+    const size_t stride = is_a ? a_elems : static_cast<size_t>(D);
+    float s = 0.f;
+    if (ok) {
+#pragma unroll 4
+        for (int p = threadIdx.y; p < parts; p += kSlices) s += src[p * stride];
+    }
+    rows[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y != 0 || !ok) return;
+    float t = 0.f;
+#pragma unroll
+    for (int y = 0; y < kSlices; ++y) t += rows[y][threadIdx.x];
+    if (is_a) dA[i] = t;
+    else dskip[i - a_elems] = t;
+}
+
+// Pass 4b, when there is more than one block of channels: dB and dC summed over them.
+__global__ void finish_bc(const float* __restrict__ dB_part, const float* __restrict__ dC_part, float* __restrict__ dB,
+                          float* __restrict__ dC, int channel_blocks, size_t bc_elems) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= bc_elems) return;
+    float sb = 0.f, sc = 0.f;
+    for (int p = 0; p < channel_blocks; ++p) {
+        sb += dB_part[p * bc_elems + i];
+        sc += dC_part[p * bc_elems + i];
+    }
+    dB[i] = sb;
+    dC[i] = sc;
+}
+
+float* g_scratch = nullptr;
+size_t g_scratch_floats = 0;
+
+}  // namespace
+
+extern "C" void solve(const float* u, const float* delta, const float* A, const float* B, const float* C,
+                      const float* skip, const float* dy, float* du, float* ddelta, float* dA, float* dB,
+                      float* dC, float* dskip, int batch, int seq_len, int d_model, int d_state) {
+    if (batch <= 0 || seq_len <= 0 || d_model <= 0 || d_state <= 0) return;
+    const int L = seq_len, D = d_model, N = d_state;
+    const int nc = (L + TC - 1) / TC, channel_blocks = (D + kChannels - 1) / kChannels;
+    const size_t states = static_cast<size_t>(batch) * nc * D * N;  // one float per (b, chunk, d, n)
+    const size_t sums = static_cast<size_t>(batch) * nc * D;       // one per (b, chunk, d)
+    const size_t bc_elems = static_cast<size_t>(batch) * L * N;
+    const size_t bc_parts = channel_blocks > 1 ? channel_blocks * bc_elems : 0;
+    const size_t need = 3 * states + 2 * sums + static_cast<size_t>(batch) * L * D + 2 * bc_parts;
+    if (need > g_scratch_floats) {  // grown on demand, kept between calls; contents never reused
+        if (g_scratch) cudaFree(g_scratch);
+        if (cudaMalloc(&g_scratch, need * sizeof(float)) != cudaSuccess) {
+            g_scratch = nullptr;
+            g_scratch_floats = 0;
+            return;
+        }
+        g_scratch_floats = need;
+    }
+    float* h_carry = g_scratch;           // pass 1: h at the chunk end from 0; pass 2: h before the chunk
+    float* gam_carry = h_carry + states;  // pass 1: the chunk's adjoint aggregate; pass 2: a*g after the chunk
+    float* dA_part = gam_carry + states;
+    float* dsum = dA_part + states;
+    float* dskip_part = dsum + sums;
+    float* fscr = dskip_part + sums;
+    float* dB_part = channel_blocks > 1 ? fscr + static_cast<size_t>(batch) * L * D : dB;
+    float* dC_part = channel_blocks > 1 ? dB_part + bc_parts : dC;
+
+    static bool carveout_set = false;
+    if (!carveout_set) {
+        // The largest shared-memory carveout: 6 blocks of chunk_gradients (37 KB of
+        // shared memory each) per SM, as its register bound allows.
+        cudaFuncSetAttribute(chunk_gradients, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+        carveout_set = true;
+    }
+    const dim3 grid(channel_blocks, nc, batch);
+    chunk_aggregates<<<grid, kThreads>>>(u, delta, A, B, C, dy, h_carry, gam_carry, dsum, L, D, N, nc);
+    const size_t chains = static_cast<size_t>(batch) * D * N;
+    carries<<<static_cast<unsigned>((chains + 127) / 128), 128>>>(A, h_carry, gam_carry, dsum, batch, D, N, nc);
+    chunk_gradients<<<grid, kThreads>>>(u, delta, A, B, C, skip, dy, h_carry, gam_carry, fscr, du, ddelta,
+                                        dA_part, dskip_part, dB_part, dC_part, L, D, N, nc);
+    const size_t params = static_cast<size_t>(D) * N + D;
+    finish_params<<<static_cast<unsigned>((params + 31) / 32), dim3(32, kSlices)>>>(dA_part, dskip_part, dA, dskip,
+                                                                                  batch * nc, D, N);
+    if (channel_blocks > 1)
+        finish_bc<<<static_cast<unsigned>((bc_elems + 255) / 256), 256>>>(dB_part, dC_part, dB, dC, channel_blocks,
+                                                                          bc_elems);
+}
