@@ -2,7 +2,7 @@
 # mamba3_scan_backward candidates against the reference, and the forward
 # reference in the same session (the target is twice the forward's median).
 # Writes under "$OUT/bw2-mamba3/":
-#   bw.json        harness bench of the backward reference and both candidates
+#   bw.json        harness bench of the backward reference and the three candidates
 #   fwd.json       harness bench of the forward reference
 #   prof.txt       harness profile (ncu, per kernel) of shuffle_two_blocks_per_sm.cu
 #   prof_ref.txt   the same profile of reference/mamba3_scan_backward.cu
@@ -24,7 +24,7 @@ G="${GPU:-0}"
 D=solutions/mamba3_scan_backward
 
 timeout "$(left 170)" "$H" bench mamba3_scan_backward reference/mamba3_scan_backward.cu \
-  "$D/shuffle_reduction.cu" "$D/shuffle_two_blocks_per_sm.cu" \
+  "$D/shuffle_reduction.cu" "$D/shuffle_two_blocks_per_sm.cu" "$D/shuffle_four_blocks_per_sm.cu" \
   --budget 1 --no-history --json --gpu "$G" > "$DEST/bw.json" 2>> "$LOG"
 echo "bench backward: exit $?" >> "$LOG"
 

@@ -626,20 +626,39 @@ backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 float v[8] = {q0, q1, dc0, dc1, cr, dd, 0.f, 0.f};
                 int first, m;
                 group_sum8(v, CG, lane, first, m);
-                // row sums of X over the warp's pairs (lanes of the same column group)
-                for (int o = CG; o < 32; o <<= 1) {
+                // row sums of X over the warp's pairs (the lanes of the same column group),
+                // halving like group_sum8: the lane keeps the totals of columns xfirst .. xfirst+xm-1
+                int xfirst = 0, xm = CPT;
+                if (CG <= 16) {
+                    const bool up = lane & CG;
 #pragma unroll
-                    for (int k = 0; k < CPT; ++k) X[k] += __shfl_xor_sync(0xffffffffu, X[k], o);
+                    for (int i = 0; i < 2; ++i) {
+                        const float keep = up ? X[i + 2] : X[i], send = up ? X[i] : X[i + 2];
+                        X[i] = keep + __shfl_xor_sync(0xffffffffu, send, CG);
+                    }
+                    xfirst = up ? 2 : 0;
+                    xm = 2;
                 }
+                if (CG <= 8) {
+                    const bool up = lane & (2 * CG);
+                    const float keep = up ? X[1] : X[0], send = up ? X[0] : X[1];
+                    X[0] = keep + __shfl_xor_sync(0xffffffffu, send, 2 * CG);
+                    xfirst += up ? 1 : 0;
+                    xm = 1;
+                }
+                for (int o = 4 * CG; o < 32; o <<= 1) X[0] += __shfl_xor_sync(0xffffffffu, X[0], o);
                 if (cg < 8 && j < npairs) {
                     float* r = sm + lay.rs + (hl * npairs + j) * 8 + first;
 #pragma unroll
                     for (int i = 0; i < 8; ++i)
                         if (i < m && first + i < NV) r[i] = v[i];
                 }
-                if (lane < CG)
-                    *reinterpret_cast<float4*>(sm + lay.xp + (hl * nwarps + warp) * CB + cg * CPT) =
-                        make_float4(X[0], X[1], X[2], X[3]);
+                if (lane < 4 * CG) {  // the lanes of the first four pairs hold every column's total once
+                    float* dst = sm + lay.xp + (hl * nwarps + warp) * CB + cg * CPT + xfirst;
+#pragma unroll
+                    for (int i = 0; i < CPT; ++i)
+                        if (i < xm) dst[i] = X[i];
+                }
             }
             __syncthreads();
 
