@@ -27,8 +27,8 @@ HARNESS=.venv/bin/harness
 FAVOURITE=solutions/hgemm/wgmma_128x256_4_stages.cu
 CANDIDATES=(
   "$FAVOURITE"
+  solutions/hgemm/wgmma_128x256_bk32_8_stages.cu
   solutions/hgemm/wgmma_192x256_3_warpgroups.cu
-  solutions/hgemm/wgmma_256x128_4_warpgroups.cu
   solutions/hgemm/wgmma_128x128_2_blocks_per_sm.cu
 )
 # wgmma needs the sm_90a target (the default, read from the GPU, is sm_90);

@@ -1,13 +1,14 @@
 // hgemm: C (M x N, float32) = A (M x K, half) * B (K x N, half), all
 // row-major, float32 accumulation with Hopper's warpgroup MMA (wgmma, sm_90a).
 //
-// Design: a cp.async ring of BK = 64 slices feeds shared memory in the
-// 128-byte-swizzled layouts wgmma's matrix descriptors read (A K-major, B
-// N-major through imm-trans-b, so row-major B needs no transpose); every
+// Design: a cp.async ring of K slices feeds shared memory in the swizzled
+// layouts wgmma's matrix descriptors read (A K-major with the 128-byte swizzle
+// for 64-wide slices, 64-byte for 32-wide; B N-major with the 128-byte swizzle
+// through imm-trans-b, so row-major B needs no transpose); every
 // thread copies and every warpgroup multiplies (no TMA or mbarrier, so the
 // emulator runs it). Per slice: wait for it, proxy fence, one barrier, refill
-// the stage freed two slices ago, then 4 wgmma m64nBNk16 per warpgroup on
-// descriptors, committed as one group; wgmma.wait_group 1 keeps that group
+// the stage freed two slices ago, then BK / 16 wgmma m64nBNk16 per warpgroup
+// on descriptors, committed as one group; wgmma.wait_group 1 keeps that group
 // in flight across the next barrier, so the tensor cores never drain between
 // slices. Accumulators stay in registers (BN / 2 floats per thread); the
 // epilogue stores float2 from the fragments (32-byte sectors fully used).
@@ -22,6 +23,7 @@
 // so one block's barrier waits, prologue and epilogue overlap the other's
 // wgmma; each block keeps one slice loading while one is multiplied.
 // Other shapes build with -DHGEMM_WGS=... -DHGEMM_BN=... -DHGEMM_STAGES=...
+// -DHGEMM_BK=...
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -32,10 +34,18 @@
 #error "this solution uses wgmma (Hopper's warpgroup MMA): build it for sm_90a (harness ... --arch sm_90a)"
 #endif
 
-#ifndef HGEMM_WGS  // the large-tile configuration
-#define HGEMM_WGS 2     // consumer warpgroups: block tile 64 * HGEMM_WGS rows
-#define HGEMM_BN 128     // block tile columns (wgmma N: 64, 128 or 256)
-#define HGEMM_STAGES 3   // shared-memory stages of BK = 64 slices
+// The large-tile configuration; each can be overridden with -D.
+#ifndef HGEMM_WGS
+#define HGEMM_WGS 2  // consumer warpgroups: block tile 64 * HGEMM_WGS rows
+#endif
+#ifndef HGEMM_BN
+#define HGEMM_BN 128  // block tile columns (wgmma N: 64, 128 or 256)
+#endif
+#ifndef HGEMM_STAGES
+#define HGEMM_STAGES 3  // shared-memory stages of K slices
+#endif
+#ifndef HGEMM_BK
+#define HGEMM_BK 64  // K slice: 64 or 32 halves
 #endif
 
 // Outside the anonymous namespace (inline, so one of the three may go unused
@@ -92,9 +102,13 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
                    "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "l"(desc_a), "l"(desc_b), "r"(1));
 }
+
 namespace {
 
-constexpr int BK = 64;      // K slice: 64 halves = one 128-byte swizzle row of A
+constexpr int BK = HGEMM_BK;  // K slice (halves)
+static_assert(BK == 32 || BK == 64, "an A row of the slice is one 64- or 128-byte swizzle row");
+constexpr int A_ROW_BYTES = 2 * BK;    // A's swizzle mode: 64 or 128 bytes
+constexpr int B_ATOM_BYTES = 128 * BK;  // B: 64 columns (128 bytes) x BK k-rows
 constexpr int GROUP_M = 8;  // block rows per rasterisation group
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
@@ -116,14 +130,18 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int N>
 __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
 
-// The 128-byte swizzle: the 16-byte chunk index (address bits 4-6) XOR the
-// row within the 8-row, 1024-byte pattern (bits 7-9). Tiles start 1024-aligned.
-__device__ __forceinline__ uint32_t swizzle128(uint32_t offset) { return offset ^ (((offset >> 7) & 7) << 4); }
+// The S-byte swizzle (S = 128 or 64): the 16-byte chunk index (address bits
+// 4-6, or 4-5) XOR address bits 7-9 (or 7-8), the 128-byte line within the
+// 8 * S-byte pattern. Tiles start 1024-aligned, so offsets give the bits.
+template <int S>
+__device__ __forceinline__ uint32_t swizzle(uint32_t offset) { return offset ^ (((offset >> 7) & (S / 16 - 1)) << 4); }
 
 // Shared-memory matrix descriptor: start address, leading- and stride-
-// dimension byte offsets (each >> 4), 128-byte swizzle (1 in bits 62-63).
+// dimension byte offsets (each >> 4), swizzle mode in bits 62-63 (1: 128-byte, 2: 64-byte).
+template <int S>
 __device__ __forceinline__ uint64_t descriptor(uint32_t start, uint32_t lbo, uint32_t sbo) {
-    return (uint64_t)((start & 0x3FFFF) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 | 1ull << 62;
+    constexpr uint64_t mode = S == 128 ? 1 : 2;
+    return (uint64_t)((start & 0x3FFFF) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 | mode << 62;
 }
 
 template <int N>
@@ -137,11 +155,11 @@ __device__ __forceinline__ void wgmma_step(float (&d)[N / 2], uint64_t desc_a, u
 template <int WGS, int BN, int STAGES>
 struct Config {
     static constexpr int BM = 64 * WGS, THREADS = 128 * WGS;
-    // A: BM rows of 128 bytes (K-major). B: BN / 64 atoms of 64 k-rows x 128 bytes (N-major).
+    // A: BM rows of A_ROW_BYTES (K-major). B: BN / 64 atoms of BK k-rows x 128 bytes (N-major).
     static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;
     static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align to 1024
     static constexpr int PREFETCH = STAGES - 2;  // slices in flight ahead of the one multiplied
-    static constexpr int B_ROW_CHUNKS = BN / 8, A_ROW_STEP = THREADS / 8, B_ROW_STEP = THREADS / B_ROW_CHUNKS;
+    static constexpr int B_ROW_CHUNKS = BN / 8, A_ROW_STEP = THREADS / (BK / 8), B_ROW_STEP = THREADS / B_ROW_CHUNKS;
     // two blocks per SM when their shared memory fits (227 KB per SM, 1 KB reserved per block)
     static constexpr int MIN_BLOCKS = 2 * (SMEM_BYTES + 1024) <= 228 * 1024 ? 2 : 1;
     static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma N");
@@ -154,8 +172,8 @@ struct Config {
     static constexpr bool B_REGULAR = B_ROW_STEP % 8 == 0 && BK % B_ROW_STEP == 0;
 };
 
-// Loads the K slice at k0 into one stage: A[m0.., k0..] (BM x 64, K-major) and
-// B[k0.., n0..] (64 x BN, N-major), both 128-byte swizzled; elements outside
+// Loads the K slice at k0 into one stage: A[m0.., k0..] (BM x BK, K-major) and
+// B[k0.., n0..] (BK x BN, N-major), swizzled; elements outside
 // the matrices become zero. ALIGNED (K and N multiples of 8, 16-byte aligned
 // bases): 16-byte cp.async, a chunk is all in or all out. Otherwise element
 // by element through registers (rows of A or B are then not 16-byte aligned).
@@ -164,12 +182,12 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, uint32_t stage_
                                            const half* __restrict__ B, int M, int N, int K, int m0, int n0, int k0) {
     constexpr int B_ROW_CHUNKS = Cfg::B_ROW_CHUNKS;
     const int t = threadIdx.x;
-    const int a_row = t / 8, a_chunk = t % 8, gk_a = k0 + a_chunk * 8;
-    const uint32_t a_dst = swizzle128(a_row * 128 + a_chunk * 16);
+    const int a_row = t / (BK / 8), a_chunk = t % (BK / 8), gk_a = k0 + a_chunk * 8;
+    const uint32_t a_dst = swizzle<A_ROW_BYTES>(a_row * A_ROW_BYTES + a_chunk * 16);
 #pragma unroll
     for (int i = 0; i < Cfg::BM / Cfg::A_ROW_STEP; i++) {
         const int gm = m0 + a_row + i * Cfg::A_ROW_STEP;
-        const uint32_t dst = a_dst + i * Cfg::A_ROW_STEP * 128;
+        const uint32_t dst = a_dst + i * Cfg::A_ROW_STEP * A_ROW_BYTES;
         if constexpr (ALIGNED) {
             const bool in = gm < M && gk_a < K;
             cp_async_16(stage_s + dst, in ? A + (size_t)gm * K + gk_a : A, in ? 16 : 0);
@@ -181,13 +199,13 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, uint32_t stage_
         }
     }
     const int b_row = t / B_ROW_CHUNKS, b_chunk = t % B_ROW_CHUNKS, gn_b = n0 + b_chunk * 8;
-    const uint32_t b_dst = Cfg::A_BYTES + swizzle128((b_chunk / 8) * 8192 + b_row * 128 + (b_chunk % 8) * 16);
+    const uint32_t b_dst = Cfg::A_BYTES + swizzle<128>((b_chunk / 8) * B_ATOM_BYTES + b_row * 128 + (b_chunk % 8) * 16);
 #pragma unroll
     for (int i = 0; i < Cfg::B_PASSES; i++) {
         const int r = b_row + i * Cfg::B_ROW_STEP, gk = k0 + r;
         if (!Cfg::B_REGULAR && r >= BK) break;
         const uint32_t dst = Cfg::B_REGULAR ? b_dst + i * Cfg::B_ROW_STEP * 128
-                                            : Cfg::A_BYTES + swizzle128((b_chunk / 8) * 8192 + r * 128 + (b_chunk % 8) * 16);
+                                            : Cfg::A_BYTES + swizzle<128>((b_chunk / 8) * B_ATOM_BYTES + r * 128 + (b_chunk % 8) * 16);
         if constexpr (ALIGNED) {
             const bool in = gk < K && gn_b < N;
             cp_async_16(stage_s + dst, in ? B + (size_t)gk * N + gn_b : B, in ? 16 : 0);
@@ -248,13 +266,14 @@ hgemm_wgmma(const half* __restrict__ A, const half* __restrict__ B, float* __res
         cp_async_commit();
 
         const uint32_t stage = smem_s + (kt % STAGES) * Cfg::STAGE_BYTES;
-        const uint32_t a_tile = stage + wg * 64 * 128, b_tile = stage + Cfg::A_BYTES;
+        const uint32_t a_tile = stage + wg * 64 * A_ROW_BYTES, b_tile = stage + Cfg::A_BYTES;
         wgmma_fence();
 #pragma unroll
         for (int s = 0; s < BK / 16; s++) {
-            // A K-major: step s starts 32 bytes into each 128-byte row, 8-row groups 1024 bytes apart.
-            // B N-major: step s starts 16 k-rows (2048 bytes) on, 8-row groups 1024 apart, 64-column atoms 8192 apart.
-            wgmma_step<BN>(acc, descriptor(a_tile + 32 * s, 16, 1024), descriptor(b_tile + 2048 * s, 8192, 1024));
+            // A K-major: step s starts 32 bytes into each row, 8-row groups 8 rows apart.
+            // B N-major: step s starts 16 k-rows (2048 bytes) on, 8-row groups 1024 apart, 64-column atoms one atom apart.
+            wgmma_step<BN>(acc, descriptor<A_ROW_BYTES>(a_tile + 32 * s, 16, 8 * A_ROW_BYTES),
+                           descriptor<128>(b_tile + 2048 * s, B_ATOM_BYTES, 1024));
         }
         wgmma_commit();
         wgmma_wait<1>();  // keep this slice's group in flight across the next barrier
