@@ -9,7 +9,8 @@
 #   profile.json     harness profile of wgmma_128x256_4_stages.cu (--json)
 #   profile.ncu-rep  its Nsight Compute report (L2 and shared-memory sections)
 #   run.log          progress and errors of the three harness commands
-# Under 3 minutes (timeouts 100 + 35 + 35 s after make install). Run from anywhere: GPU=1 OUT=/tmp/o gpu/hgemm-wgmma.sh
+# Under 3 minutes (timeouts 115 + 30 + 25 s after make install).
+# Usage: GPU=1 OUT=/tmp/o gpu/hgemm-wgmma.sh
 set -uo pipefail
 : "${OUT:?set OUT to the output directory}"
 cd "$(dirname "$0")/.."
@@ -35,15 +36,15 @@ CANDIDATES=(
 # the reference's mma.sync builds for either.
 {
   echo "== bench"
-  timeout 100 "$HARNESS" bench hgemm reference/hgemm.cu "${CANDIDATES[@]}" solutions/hgemm/library.py \
+  timeout 115 "$HARNESS" bench hgemm reference/hgemm.cu "${CANDIDATES[@]}" solutions/hgemm/library.py \
     --budget 1 --no-history --json --gpu "$GPU" --arch sm_90a > "$DIR/hgemm.json"
   echo "bench: exit $?"
   echo "== profile $FAVOURITE"
-  timeout 35 "$HARNESS" profile hgemm "$FAVOURITE" --arch sm_90a --gpu "$GPU" --timeout 30 \
+  timeout 30 "$HARNESS" profile hgemm "$FAVOURITE" --arch sm_90a --gpu "$GPU" --timeout 25 \
     -o "$DIR/profile.ncu-rep" --json > "$DIR/profile.json"
   echo "profile: exit $?"
   echo "== compute-sanitizer (memcheck, racecheck, initcheck) on $FAVOURITE, functional tests"
-  timeout 35 "$HARNESS" check hgemm "$FAVOURITE" --sanitize --arch sm_90a --gpu "$GPU" --no-history -v
+  timeout 25 "$HARNESS" check hgemm "$FAVOURITE" --sanitize --arch sm_90a --gpu "$GPU" --no-history -v
   echo "sanitize: exit $?"
 } > "$DIR/run.log" 2>&1
 tail -n 40 "$DIR/run.log"
