@@ -48,7 +48,8 @@ for name in "${NAMES[@]}"; do
     echo "profile $name: skipped, ${SECONDS}s used" | tee -a "$LOG"
     continue
   fi
-  timeout "$(left 45)" "$H" profile "$name" "${FAVOURITE[$name]}" -o "/tmp/k2-scans-$name.ncu-rep" --gpu "$GPU" \
+  # harness's own --timeout: it kills ncu's process group, which an outer `timeout` would miss
+  "$H" profile "$name" "${FAVOURITE[$name]}" -o "/tmp/k2-scans-$name.ncu-rep" --gpu "$GPU" --timeout "$(left 40)" \
     > "$DEST/prof_$name.txt" 2>> "$LOG"
   echo "profile $name: exit $? at ${SECONDS}s" | tee -a "$LOG"
 done
