@@ -23,13 +23,13 @@ make install >> "$LOG" 2>&1 || { echo "make install failed (see log.txt)" | tee 
 H=.venv/bin/harness
 
 declare -A CANDIDATES=(
-  [prefix_sum]="solutions/prefix_sum/lookback_wide_window.cu solutions/prefix_sum/lookback_wide_window_4k_tiles.cu"
-  [linear_recurrence]="solutions/linear_recurrence/lookback_interleaved_rows.cu solutions/linear_recurrence/lookback_interleaved_rows_4k_tiles.cu"
+  [prefix_sum]="solutions/prefix_sum/lookback_wide_window.cu solutions/prefix_sum/lookback_wide_window_4k_tiles.cu solutions/prefix_sum/lookback_wide_window_cp_async.cu"
+  [linear_recurrence]="solutions/linear_recurrence/lookback_interleaved_rows.cu solutions/linear_recurrence/lookback_interleaved_rows_4k_tiles.cu solutions/linear_recurrence/lookback_interleaved_rows_cp_async.cu"
   [stream_compaction]="solutions/stream_compaction/partition_lookback.cu solutions/stream_compaction/partition_lookback_4k_tiles.cu"
 )
 declare -A FAVOURITE=(
   [prefix_sum]=solutions/prefix_sum/lookback_wide_window.cu
-  [linear_recurrence]=solutions/linear_recurrence/lookback_interleaved_rows.cu
+  [linear_recurrence]=solutions/linear_recurrence/lookback_interleaved_rows_cp_async.cu
   [stream_compaction]=solutions/stream_compaction/partition_lookback.cu
 )
 NAMES=(prefix_sum linear_recurrence stream_compaction)
