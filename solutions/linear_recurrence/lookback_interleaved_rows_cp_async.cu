@@ -117,12 +117,22 @@ __device__ float look_back(const Status& status, long long ticket, int k, int ba
     }
 }
 
+// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
+// and the block drawing the launch's last one puts the counter back to 0 for
+// the next launch (nothing kept on the host that a failed launch could put out
+// of step).
+__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
+    unsigned long long ticket = atomicAdd(counter, 1ull);
+    if (ticket == tickets - 1) atomicExch(counter, 0ull);
+    return ticket;
+}
+
 template <bool VEC4>
 __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass(const float* __restrict__ a,
                                                                                  const float* __restrict__ x,
                                                                                  float* __restrict__ h, int batch,
                                                                                  int seq_len, Status status,
-                                                                                 unsigned long long ticket_base,
+                                                                                 unsigned long long launch_tiles,
                                                                                  unsigned base) {
     __shared__ __align__(16) float sa[TILE];
     __shared__ __align__(16) float sx[TILE];
@@ -132,7 +142,7 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
     float4* sa4 = reinterpret_cast<float4*>(sa);
     const float4* sx4 = reinterpret_cast<const float4*>(sx);
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-    if (t == 0) ticket_of_block = (long long)(atomicAdd(status.tickets, 1ull) - ticket_base);
+    if (t == 0) ticket_of_block = (long long)draw_ticket(status.tickets, launch_tiles);
     __syncthreads();
     const long long ticket = ticket_of_block;
     const int k = (int)(ticket / batch);  // tile index within its row
@@ -242,14 +252,13 @@ struct Scratch {
     Status status{};
     long long capacity = 0;  // tickets
     unsigned epoch = 0;
-    unsigned long long ticket_base = 0;  // tickets handed out by earlier calls
 };
 Scratch scratch;
 
 bool reserve(long long tiles) {
     if (tiles <= scratch.capacity) return true;
     cudaFree(scratch.status.a_word);
-    scratch = Scratch{{}, 0, scratch.epoch, 0};
+    scratch = Scratch{{}, 0, scratch.epoch};
     unsigned long long* block = nullptr;
     size_t bytes = (size_t)(2 * tiles + 1) * sizeof(unsigned long long);
     if (cudaMalloc(&block, bytes) != cudaSuccess) return false;
@@ -273,9 +282,8 @@ extern "C" void solve(const float* a, const float* x, float* h, int batch, int s
     const bool aligned = seq_len % 4 == 0 && ((uintptr_t)a | (uintptr_t)x | (uintptr_t)h) % 16 == 0;
     if (aligned)
         recurrence_single_pass<true><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status,
-                                                                   scratch.ticket_base, base);
+                                                                   (unsigned long long)tiles, base);
     else
         recurrence_single_pass<false><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status,
-                                                                    scratch.ticket_base, base);
-    scratch.ticket_base += tiles;
+                                                                    (unsigned long long)tiles, base);
 }

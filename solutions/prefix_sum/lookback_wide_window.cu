@@ -102,16 +102,26 @@ __device__ float look_back(const unsigned long long* status, int tile, unsigned 
     }
 }
 
+// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
+// and the block drawing the launch's last one puts the counter back to 0 for
+// the next launch (nothing kept on the host that a failed launch could put out
+// of step).
+__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
+    unsigned long long ticket = atomicAdd(counter, 1ull);
+    if (ticket == tickets - 1) atomicExch(counter, 0ull);
+    return ticket;
+}
+
 __global__ void __launch_bounds__(THREADS) scan_kernel(const float* __restrict__ in, float* __restrict__ out, int N,
                                                        unsigned long long* status, unsigned long long* tickets,
-                                                       unsigned long long ticket_base, unsigned epoch,
+                                                       unsigned long long launch_tiles, unsigned epoch,
                                                        bool vectorized) {
     __shared__ float tile[PADDED];
     __shared__ float warp_totals[WARPS];
     __shared__ float tile_prefix;
     __shared__ int tile_of_block;
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    if (t == 0) tile_of_block = (int)(atomicAdd(tickets, 1ull) - ticket_base);
+    if (t == 0) tile_of_block = (int)draw_ticket(tickets, launch_tiles);
     __syncthreads();
     const int tile_id = tile_of_block;
     const long long base = (long long)tile_id * TILE;
@@ -192,7 +202,7 @@ extern "C" void solve(const float* input, float* output, int N) {
     static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
     static int capacity = 0;                       // tiles
     static unsigned epoch = 0;
-    static unsigned long long ticket_base = 0;  // tickets handed out by earlier calls
+    static unsigned long long launch_tiles = 0;  // tickets handed out by earlier calls
     if (N <= 0) return;
     int tiles = (N + TILE - 1) / TILE;
     if (tiles > capacity) {
@@ -203,10 +213,8 @@ extern "C" void solve(const float* input, float* output, int N) {
         }
         cudaMemset(status, 0, (size_t)(tiles + 1) * sizeof(unsigned long long));  // epoch 0: never a live epoch
         capacity = tiles;
-        ticket_base = 0;
     }
     epoch = epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1
     bool vectorized = (((uintptr_t)input | (uintptr_t)output) & 15) == 0;
-    scan_kernel<<<tiles, THREADS>>>(input, output, N, status, status + capacity, ticket_base, epoch, vectorized);
-    ticket_base += tiles;
+    scan_kernel<<<tiles, THREADS>>>(input, output, N, status, status + capacity, (unsigned long long)tiles, epoch, vectorized);
 }

@@ -120,10 +120,20 @@ __device__ __forceinline__ void write_run(float* dst, int n, bool vector, Source
     for (int i = head + 4 * quads + t; i < n; i += THREADS) __stcs(dst + i, src(i));
 }
 
+// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
+// and the block drawing the launch's last one puts the counter back to 0 for
+// the next launch (nothing kept on the host that a failed launch could put out
+// of step).
+__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
+    unsigned long long ticket = atomicAdd(counter, 1ull);
+    if (ticket == tickets - 1) atomicExch(counter, 0ull);
+    return ticket;
+}
+
 __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __restrict__ in, float* __restrict__ out,
                                                           int* count, int N, unsigned long long* status,
                                                           unsigned long long* tickets,
-                                                          unsigned long long ticket_base, unsigned epoch, int tiles,
+                                                          unsigned long long launch_tiles, unsigned epoch, int tiles,
                                                           bool in_aligned, bool out_aligned) {
     __shared__ float staging[TILE];
     __shared__ int group_totals[LOADS * WARPS];  // kept elements per (load, warp) in tile order, then their exclusive scan
@@ -131,7 +141,7 @@ __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __rest
     __shared__ int tile_prefix;
     __shared__ int tile_of_block;
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    if (t == 0) tile_of_block = (int)(atomicAdd(tickets, 1ull) - ticket_base);
+    if (t == 0) tile_of_block = (int)draw_ticket(tickets, launch_tiles);
     __syncthreads();
     const int tile_id = tile_of_block;
     const long long base = (long long)tile_id * TILE;
@@ -237,7 +247,7 @@ extern "C" void solve(const float* input, float* output, int* count, int N) {
     static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
     static int capacity = 0;                       // tiles
     static unsigned epoch = 0;
-    static unsigned long long ticket_base = 0;  // tickets handed out by earlier calls
+    static unsigned long long launch_tiles = 0;  // tickets handed out by earlier calls
     if (N <= 0) return;
     int tiles = (N + TILE - 1) / TILE;
     if (tiles > capacity) {
@@ -248,11 +258,9 @@ extern "C" void solve(const float* input, float* output, int* count, int N) {
         }
         cudaMemset(status, 0, (size_t)(tiles + 1) * sizeof(unsigned long long));  // epoch 0: never a live epoch
         capacity = tiles;
-        ticket_base = 0;
     }
     epoch = epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1
     bool in_aligned = ((uintptr_t)input & 15) == 0, out_aligned = ((uintptr_t)output & 15) == 0;
-    compact_kernel<<<tiles, THREADS>>>(input, output, count, N, status, status + capacity, ticket_base, epoch, tiles,
+    compact_kernel<<<tiles, THREADS>>>(input, output, count, N, status, status + capacity, (unsigned long long)tiles, epoch, tiles,
                                        in_aligned, out_aligned);
-    ticket_base += tiles;
 }
