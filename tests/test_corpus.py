@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -176,15 +176,40 @@ def test_the_whole_corpus_in_one_cli_check_loses_no_result():
 # --- cuda, on a GPU -----------------------------------------------------------
 
 
+CHECKED_CHUNKS = 3  # the check-only cuda cases, in this many evaluations on as many xdist workers
+
+
+def checked_chunk(name: str) -> int:
+    return sorted(runnable("cuda", timed=False)).index(name) % CHECKED_CHUNKS
+
+
 def cuda_cases(timed: bool) -> list[Any]:
-    return [case for case in cases("cuda") if bool(EXPECTED[case.values[0]].get("cuda_timed")) == timed]
+    """The cuda cases of one kind; a check-only one is grouped with the rest of
+    its chunk, so that one xdist worker evaluates the chunk once."""
+    chosen = []
+    for name, entry in EXPECTED.items():
+        if bool(entry.get("cuda_timed")) != timed:
+            continue
+        marks = [mark for param in cases("cuda") if param.values[0] == name for mark in param.marks]  # skip, xfail
+        if not timed and entry["cuda"] != "skip":
+            marks.append(pytest.mark.xdist_group(f"corpus-checked-{checked_chunk(name)}"))
+        chosen.append(pytest.param(name, marks=marks, id=name.removesuffix(".cu")))
+    return chosen
 
 
 @pytest.fixture(scope="module")
-def cuda_checked_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
-    with session_cache(tmp_path_factory):
-        files = [CORPUS / n for n in runnable("cuda", timed=False)]
-        return by_file(evaluate_files(challenge, files, Plan(time=False, timeout_s=CUDA_TIMEOUT_S), REPO))
+def cuda_checked_results(challenge, tmp_path_factory) -> Callable[[int], dict[str, SolutionResult]]:
+    """The results of one chunk of check-only cases, evaluated together on first use."""
+    done: dict[int, dict[str, SolutionResult]] = {}
+
+    def results(chunk: int) -> dict[str, SolutionResult]:
+        if chunk not in done:
+            files = [CORPUS / n for n in runnable("cuda", timed=False) if checked_chunk(n) == chunk]
+            with session_cache(tmp_path_factory):
+                done[chunk] = by_file(evaluate_files(challenge, files, Plan(time=False, timeout_s=CUDA_TIMEOUT_S), REPO))
+        return done[chunk]
+
+    return results
 
 
 @pytest.fixture(scope="module")
@@ -194,10 +219,9 @@ def cuda_timed_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]
 
 
 @pytest.mark.gpu
-@pytest.mark.xdist_group("corpus-checked")  # one worker evaluates the module's fixture once
 @pytest.mark.parametrize("name", cuda_cases(timed=False))
 def test_cuda_judges_the_corpus_case(name, cuda_checked_results, challenge):
-    assert_judged(cuda_checked_results[name], name, "cuda", challenge)
+    assert_judged(cuda_checked_results(checked_chunk(name))[name], name, "cuda", challenge)
 
 
 @pytest.mark.gpu
@@ -215,9 +239,10 @@ def test_cuda_timer_judges_the_corpus_case(name, cuda_timed_results, challenge):
 
 
 @pytest.mark.gpu
-@pytest.mark.xdist_group("corpus-checked")
-def test_cuda_checked_evaluation_loses_no_result(cuda_checked_results):
-    assert sorted(cuda_checked_results) == sorted(runnable("cuda", timed=False))
+@pytest.mark.parametrize("chunk", [pytest.param(c, marks=pytest.mark.xdist_group(f"corpus-checked-{c}")) for c in range(CHECKED_CHUNKS)])
+def test_cuda_checked_evaluation_loses_no_result(chunk, cuda_checked_results):
+    """However its cases end (crash, exit, hang, sticky CUDA error), an evaluation returns one result per file."""
+    assert sorted(cuda_checked_results(chunk)) == sorted(n for n in runnable("cuda", timed=False) if checked_chunk(n) == chunk)
 
 
 @pytest.mark.gpu
