@@ -1,29 +1,38 @@
-// linear_recurrence reference: single pass, decoupled look-back.
+// linear_recurrence: lookback_interleaved_rows.cu (rows interleaved in ticket
+// order, self-tagged 64-bit status words, one round trip per look-back step)
+// with the tile's a and x copied global -> shared memory by cp.async instead
+// of through registers.
 //
-// A step h -> a*h + x is an affine map, and "f then g" composes to
-// (f.a*g.a, g.a*f.x + g.x): associative, so time can be split into tiles.
-// Each block takes one tile of TILE steps of one row (blocks in row-major tile
-// order), loads it once (one float4 of a and of x per thread), composes the
-// maps per thread, then across the warp (shuffles) and the block (shared
-// memory). It publishes its tile's map at once, then warp 0 looks back over
-// the preceding tiles of its row, 32 at a time, composing published maps
-// until it meets a tile that has published its inclusive prefix (the state at
-// its end). That gives the state carried into the tile; the block publishes
-// its own end state and writes h. a and x are read once and h written once:
-// 12 bytes per element, the floor. Blocks only wait on lower-numbered blocks,
-// which the GPU dispatches first, so the waiting cannot deadlock.
+// Why: once the look-back chain is gone, the rate is bounded by the bytes of
+// loads each SM keeps in flight while some of its blocks wait (for their
+// ticket, their loads, their look-back). Loads through registers are bounded
+// by registers: lookback_interleaved_rows.cu holds 64 bytes per thread, 5
+// blocks of 256 threads per SM, 80 KB. cp.async needs no destination
+// registers: a 4096-step tile (32 KB of a and x) per block, ~40 registers,
+// 6 blocks per SM, 192 KB in flight per SM.
 //
-// Tile status lives in scratch memory kept between calls. Its flags carry the
-// call's epoch, so stale flags of an earlier call read as "not ready" and no
-// memset is needed per call.
+// Shared memory holds each array as float4s at a swizzled slot,
+// q ^ ((q >> 3) & 7): the striped copies (thread t: float4 t + 256 i) and a
+// thread's reads of its own 4 consecutive float4s (16 consecutive steps) both
+// touch 8 distinct 16-byte slots of a 128-byte row per quarter warp, so
+// neither has bank conflicts. The h values go back into the a slots and out as
+// striped, coalesced float4 stores.
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <cuda_pipeline.h>
 
 namespace {
 
-constexpr int THREADS = 512, WARPS = THREADS / 32, ITEMS = 4, TILE = THREADS * ITEMS;
-constexpr unsigned FULL = 0xffffffffu;
-constexpr unsigned AGGREGATE = 1, INCLUSIVE = 2;  // added to the epoch's base (epoch * 4)
+constexpr int THREADS = 256, ITEMS = 16;  // ITEMS consecutive steps per thread
+constexpr int BLOCKS_PER_SM = 6;         // 6 x 32 KB of shared memory, <= 42 registers
+constexpr int WARPS = THREADS / 32, TILE = THREADS * ITEMS, QUADS = TILE / 4;
+
+// The shared-memory slot of the tile's float4 q.
+__device__ __forceinline__ int slot(int q) { return q ^ ((q >> 3) & 7); }
+// The shared-memory index of the tile's step e.
+__device__ __forceinline__ int slot_of_step(int e) { return 4 * slot(e >> 2) + (e & 3); }
+constexpr unsigned FULL = 0xffffffffu, NONE = 0xffffffffu;
+constexpr unsigned MAP = 1, END_STATE = 2;  // added to the epoch's base (epoch * 4)
 
 struct Affine {
     float a, x;  // h -> a*h + x
@@ -33,6 +42,10 @@ __device__ __forceinline__ Affine then(Affine f, Affine g) { return {f.a * g.a, 
 
 __device__ __forceinline__ Affine shfl_up(Affine f, int offset) {
     return {__shfl_up_sync(FULL, f.a, offset), __shfl_up_sync(FULL, f.x, offset)};
+}
+
+__device__ __forceinline__ Affine shfl_down(Affine f, int offset) {
+    return {__shfl_down_sync(FULL, f.a, offset), __shfl_down_sync(FULL, f.x, offset)};
 }
 
 // Inclusive scan of the lanes' maps in lane order.
@@ -45,112 +58,181 @@ __device__ __forceinline__ Affine warp_scan(Affine f, int lane) {
     return f;
 }
 
-struct TileStatus {
-    unsigned* flag;  // epoch*4 + AGGREGATE or INCLUSIVE once published
-    float* agg_a;    // the tile's own map
-    float* agg_x;
-    float* end_h;  // the state at the tile's end (INCLUSIVE)
+__device__ __forceinline__ unsigned long long word(unsigned tag, float v) {
+    return ((unsigned long long)tag << 32) | __float_as_uint(v);
+}
+__device__ __forceinline__ unsigned tag_of(unsigned long long w) { return (unsigned)(w >> 32); }
+__device__ __forceinline__ float value_of(unsigned long long w) { return __uint_as_float((unsigned)w); }
+
+__device__ __forceinline__ unsigned long long read_word(const unsigned long long* p) {
+    return *(const volatile unsigned long long*)p;
+}
+__device__ __forceinline__ void write_word(unsigned long long* p, unsigned long long v) {
+    *(volatile unsigned long long*)p = v;
+}
+
+struct Status {
+    unsigned long long* a_word;  // per ticket: (tag, a of the tile's map)
+    unsigned long long* x_word;  // per ticket: (tag, x of the map, or the end state)
+    unsigned long long* tickets;
 };
 
-template <bool VEC4>
-__global__ __launch_bounds__(THREADS) void recurrence_single_pass(const float* __restrict__ a,
-                                                                   const float* __restrict__ x,
-                                                                   float* __restrict__ h, int seq_len,
-                                                                   int tiles_per_row, TileStatus status,
-                                                                   unsigned epoch_base) {
-    __shared__ Affine warp_inclusive[WARPS];
-    __shared__ float carry_in;
-    const int tile = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int k = tile % tiles_per_row;  // tile index within its row
-    const size_t row = (size_t)(tile / tiles_per_row) * seq_len;
-    const int t0 = k * TILE + threadIdx.x * ITEMS;
+// What the reader may use of a published tile: 0 (not ready), MAP or END_STATE.
+__device__ __forceinline__ unsigned state_of(unsigned long long aw, unsigned long long xw, unsigned base) {
+    if (tag_of(xw) == base + END_STATE) return END_STATE;
+    if (tag_of(xw) == base + MAP && tag_of(aw) == base + MAP) return MAP;
+    return 0;
+}
 
-    float av[ITEMS], xv[ITEMS];
-    if (VEC4 && t0 + ITEMS <= seq_len) {
-        float4 a4 = __ldcs(reinterpret_cast<const float4*>(a + row + t0));
-        float4 x4 = __ldcs(reinterpret_cast<const float4*>(x + row + t0));
-        av[0] = a4.x, av[1] = a4.y, av[2] = a4.z, av[3] = a4.w;
-        xv[0] = x4.x, xv[1] = x4.y, xv[2] = x4.z, xv[3] = x4.w;
-    } else {
+// The state carried into tile k of its row (ticket `ticket`; the row's tile
+// k - d has ticket ticket - d*batch). Run by one whole warp, k > 0.
+__device__ float look_back(const Status& status, long long ticket, int k, int batch, unsigned base, int lane) {
+    Affine later = {1.0f, 0.0f};  // the tiles already accounted for, composed (oldest first)
+    for (int end = k;; end -= 32) {  // the row's tiles [0, end) not yet accounted for
+        const int j = end - 1 - lane;  // lane 0 is the nearest
+        const long long p = ticket - (long long)(k - j) * batch;
+        unsigned long long aw = 0, xw = word(base + END_STATE, 0.0f);  // before the row: the state 0
+        if (j >= 0) aw = read_word(status.a_word + p), xw = read_word(status.x_word + p);
+        unsigned first_end, first_missing, state;
+        while (true) {
+            state = state_of(aw, xw, base);
+            first_end = __reduce_min_sync(FULL, state == END_STATE ? (unsigned)lane : NONE);
+            first_missing = __reduce_min_sync(FULL, state == 0 ? (unsigned)lane : NONE);
+            if (first_missing == NONE || first_missing > first_end) break;
+            if (state == 0) aw = read_word(status.a_word + p), xw = read_word(status.x_word + p);
+        }
+        // Compose lanes 0 .. first_end (newest first in lane order): lane l ends
+        // up holding "tile of lane l+span-1 then ... then tile of lane l".
+        Affine g = {1.0f, 0.0f};
+        if ((unsigned)lane <= first_end)
+            g = state == END_STATE ? Affine{0.0f, value_of(xw)} : Affine{value_of(aw), value_of(xw)};
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) {
-            bool in = t0 + i < seq_len;  // past the end: the identity map
-            av[i] = in ? __ldcs(a + row + t0 + i) : 1.0f;
-            xv[i] = in ? __ldcs(x + row + t0 + i) : 0.0f;
+        for (int offset = 1; offset < 32; offset *= 2) {
+            Affine older = shfl_down(g, offset);
+            if (lane + offset < 32) g = then(older, g);
+        }
+        Affine window = {__shfl_sync(FULL, g.a, 0), __shfl_sync(FULL, g.x, 0)};
+        later = then(window, later);
+        if (first_end != NONE) return later.x;  // a constant map: it sends anything to the carried state
+    }
+}
+
+// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
+// and the block drawing the launch's last one puts the counter back to 0 for
+// the next launch (nothing kept on the host that a failed launch could put out
+// of step).
+__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
+    unsigned long long ticket = atomicAdd(counter, 1ull);
+    if (ticket == tickets - 1) atomicExch(counter, 0ull);
+    return ticket;
+}
+
+template <bool VEC4>
+__global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass(const float* __restrict__ a,
+                                                                                 const float* __restrict__ x,
+                                                                                 float* __restrict__ h, int batch,
+                                                                                 int seq_len, Status status,
+                                                                                 unsigned long long launch_tiles,
+                                                                                 unsigned base) {
+    __shared__ __align__(16) float sa[TILE];
+    __shared__ __align__(16) float sx[TILE];
+    __shared__ Affine warp_total[WARPS];
+    __shared__ float carry_in;
+    __shared__ long long ticket_of_block;
+    float4* sa4 = reinterpret_cast<float4*>(sa);
+    const float4* sx4 = reinterpret_cast<const float4*>(sx);
+    const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    if (t == 0) ticket_of_block = (long long)draw_ticket(status.tickets, launch_tiles);
+    __syncthreads();
+    const long long ticket = ticket_of_block;
+    const int k = (int)(ticket / batch);  // tile index within its row
+    const size_t first = (size_t)(ticket % batch) * seq_len + (size_t)k * TILE;  // the tile's first step
+    const int steps = seq_len - k * TILE < TILE ? seq_len - k * TILE : TILE;
+    const bool whole = VEC4 && steps == TILE;
+
+    if (whole) {
+        const float4* ga = reinterpret_cast<const float4*>(a + first);
+        const float4* gx = reinterpret_cast<const float4*>(x + first);
+#pragma unroll
+        for (int i = 0; i < QUADS / THREADS; ++i) {
+            const int q = t + i * THREADS;
+            __pipeline_memcpy_async(sa + 4 * slot(q), ga + q, 16);
+            __pipeline_memcpy_async(sx + 4 * slot(q), gx + q, 16);
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+    } else {
+        for (int e = t; e < TILE; e += THREADS) {  // past the end: the identity map
+            sa[slot_of_step(e)] = e < steps ? a[first + e] : 1.0f;
+            sx[slot_of_step(e)] = e < steps ? x[first + e] : 0.0f;
         }
     }
+    __syncthreads();
 
     Affine mine = {1.0f, 0.0f};
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) mine = then(mine, Affine{av[i], xv[i]});
+    for (int i = 0; i < ITEMS / 4; ++i) {
+        const int s = slot(t * (ITEMS / 4) + i);
+        const float4 A = sa4[s], X = sx4[s];
+        mine = then(mine, Affine{A.x, X.x});
+        mine = then(mine, Affine{A.y, X.y});
+        mine = then(mine, Affine{A.z, X.z});
+        mine = then(mine, Affine{A.w, X.w});
+    }
     const Affine lane_inclusive = warp_scan(mine, lane);
-    if (lane == 31) warp_inclusive[warp] = lane_inclusive;
+    if (lane == 31) warp_total[warp] = lane_inclusive;
     __syncthreads();
-    if (warp == 0) {
-        Affine w = lane < WARPS ? warp_inclusive[lane] : Affine{1.0f, 0.0f};
-        w = warp_scan(w, lane);
-        __syncwarp();
-        if (lane < WARPS) warp_inclusive[lane] = w;
+    Affine before = {1.0f, 0.0f}, tile_map = {1.0f, 0.0f};  // earlier warps' maps; all warps' maps
+#pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+        if (w == warp) before = tile_map;
+        tile_map = then(tile_map, warp_total[w]);
     }
-    __syncthreads();
-    const Affine tile_map = warp_inclusive[WARPS - 1];
-
-    if (warp == 0) {
-        volatile unsigned* flag = status.flag;
-        float carry = 0.0f;
-        if (k > 0) {
-            if (lane == 0) {
-                status.agg_a[tile] = tile_map.a;
-                status.agg_x[tile] = tile_map.x;
-                __threadfence();
-                flag[tile] = epoch_base + AGGREGATE;
-            }
-            Affine later = {1.0f, 0.0f};  // tiles between the window and this one, composed
-            for (int hi = k - 1;; hi -= 32) {
-                const int j = hi - 31 + lane;  // this lane's tile index in the row, in order
-                unsigned state;
-                do {
-                    state = j >= 0 ? flag[tile - k + j] : epoch_base + AGGREGATE;
-                } while (__any_sync(FULL, state != epoch_base + AGGREGATE && state != epoch_base + INCLUSIVE));
-                __threadfence();
-                const unsigned inclusive = __ballot_sync(FULL, state == epoch_base + INCLUSIVE);
-                const int last = inclusive ? 31 - __clz(inclusive) : -1;  // newest tile with its end state
-                Affine g = {1.0f, 0.0f};
-                if (j >= 0 && lane > last) {
-                    g = {((volatile float*)status.agg_a)[tile - k + j], ((volatile float*)status.agg_x)[tile - k + j]};
-                } else if (lane == last) {
-                    g = {0.0f, ((volatile float*)status.end_h)[tile - k + j]};  // a constant map: h -> end_h
-                }
-                g = warp_scan(g, lane);
-                Affine window = {__shfl_sync(FULL, g.a, 31), __shfl_sync(FULL, g.x, 31)};
-                later = then(window, later);
-                if (inclusive) break;  // tile 0 of a row always publishes INCLUSIVE: this ends
-            }
-            carry = later.x;  // `later` starts with a constant map, so it maps anything to the carried state
-        }
-        if (lane == 0) {
-            status.end_h[tile] = fmaf(tile_map.a, carry, tile_map.x);
-            __threadfence();
-            flag[tile] = epoch_base + INCLUSIVE;
-            carry_in = carry;
+    if (t == 0) {
+        if (k == 0) {
+            write_word(status.x_word + ticket, word(base + END_STATE, tile_map.x));  // carried in: 0
+        } else {
+            write_word(status.a_word + ticket, word(base + MAP, tile_map.a));
+            write_word(status.x_word + ticket, word(base + MAP, tile_map.x));
         }
     }
-    __syncthreads();
-
-    // The state before this thread's first step: the maps of earlier warps and
-    // lanes of the tile applied to the carried-in state.
-    Affine before = warp > 0 ? warp_inclusive[warp - 1] : Affine{1.0f, 0.0f};
+    // The map from the tile's start to this thread's first step.
     Affine lane_before = shfl_up(lane_inclusive, 1);
     if (lane > 0) before = then(before, lane_before);
+
+    if (warp == 0) {
+        float carry = 0.0f;
+        if (k > 0) {
+            carry = look_back(status, ticket, k, batch, base, lane);
+            if (lane == 0) write_word(status.x_word + ticket, word(base + END_STATE, fmaf(tile_map.a, carry, tile_map.x)));
+        }
+        if (lane == 0) carry_in = carry;
+    }
+    __syncthreads();
+
+    // h over this thread's steps, into its own a slots
     float state = fmaf(before.a, carry_in, before.x);
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) av[i] = state = fmaf(av[i], state, xv[i]);
-    if (VEC4 && t0 + ITEMS <= seq_len) {
-        __stcs(reinterpret_cast<float4*>(h + row + t0), make_float4(av[0], av[1], av[2], av[3]));
-    } else {
+    for (int i = 0; i < ITEMS / 4; ++i) {
+        const int s = slot(t * (ITEMS / 4) + i);
+        float4 A = sa4[s];
+        const float4 X = sx4[s];
+        A.x = state = fmaf(A.x, state, X.x);
+        A.y = state = fmaf(A.y, state, X.y);
+        A.z = state = fmaf(A.z, state, X.z);
+        A.w = state = fmaf(A.w, state, X.w);
+        sa4[s] = A;
+    }
+    __syncthreads();
+    if (whole) {
+        float4* gh = reinterpret_cast<float4*>(h + first);
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i)
-            if (t0 + i < seq_len) h[row + t0 + i] = av[i];
+        for (int i = 0; i < QUADS / THREADS; ++i) {
+            const int q = t + i * THREADS;
+            __stcs(gh + q, sa4[slot(q)]);
+        }
+    } else {
+        for (int e = t; e < steps; e += THREADS) h[first + e] = sa[slot_of_step(e)];
     }
 }
 
@@ -167,21 +249,21 @@ __global__ void recurrence_thread_per_row(const float* a, const float* x, float*
 }
 
 struct Scratch {
-    TileStatus status{};
-    int capacity = 0;  // tiles
+    Status status{};
+    long long capacity = 0;  // tickets
     unsigned epoch = 0;
 };
 Scratch scratch;
 
-bool reserve(int tiles) {
+bool reserve(long long tiles) {
     if (tiles <= scratch.capacity) return true;
-    cudaFree(scratch.status.flag);
-    void* block = nullptr;
-    size_t bytes = (size_t)tiles * 4 * sizeof(float);
+    cudaFree(scratch.status.a_word);
+    scratch = Scratch{{}, 0, scratch.epoch};
+    unsigned long long* block = nullptr;
+    size_t bytes = (size_t)(2 * tiles + 1) * sizeof(unsigned long long);
     if (cudaMalloc(&block, bytes) != cudaSuccess) return false;
-    cudaMemset(block, 0, bytes);  // flag 0 is "not ready" in every epoch
-    scratch.status = {static_cast<unsigned*>(block), static_cast<float*>(block) + tiles,
-                      static_cast<float*>(block) + 2 * (size_t)tiles, static_cast<float*>(block) + 3 * (size_t)tiles};
+    cudaMemset(block, 0, bytes);  // tag 0 is "not ready" in every epoch; the ticket counter starts at 0
+    scratch.status = {block, block + tiles, block + 2 * tiles};
     scratch.capacity = tiles;
     return true;
 }
@@ -193,13 +275,15 @@ extern "C" void solve(const float* a, const float* x, float* h, int batch, int s
         recurrence_thread_per_row<<<(batch + 127) / 128, 128>>>(a, x, h, batch, seq_len);
         return;
     }
-    const int tiles_per_row = (seq_len + TILE - 1) / TILE;
-    const int tiles = batch * tiles_per_row;
+    const long long tiles = (long long)batch * ((seq_len + TILE - 1) / TILE);
     if (!reserve(tiles)) return;  // out of memory: h stays unwritten and the check says so
-    const unsigned epoch_base = ++scratch.epoch * 4;  // wraps after 2^30 calls
+    scratch.epoch = scratch.epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1: tags never wrap into another epoch's
+    const unsigned base = scratch.epoch * 4;
     const bool aligned = seq_len % 4 == 0 && ((uintptr_t)a | (uintptr_t)x | (uintptr_t)h) % 16 == 0;
     if (aligned)
-        recurrence_single_pass<true><<<tiles, THREADS>>>(a, x, h, seq_len, tiles_per_row, scratch.status, epoch_base);
+        recurrence_single_pass<true><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status,
+                                                                   (unsigned long long)tiles, base);
     else
-        recurrence_single_pass<false><<<tiles, THREADS>>>(a, x, h, seq_len, tiles_per_row, scratch.status, epoch_base);
+        recurrence_single_pass<false><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status,
+                                                                    (unsigned long long)tiles, base);
 }

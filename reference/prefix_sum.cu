@@ -1,45 +1,59 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// prefix_sum reference: inclusive scan in one pass (decoupled look-back).
+// prefix_sum: lookback_wide_window.cu (8192-element tiles, a look-back window
+// of 128 predecessors, ticket order, aggregate published before the local
+// scan) with the tile copied global -> shared memory by cp.async instead of
+// through registers.
 //
-// Floor: every element read once and written once, 8N bytes (268 MB at the
-// official N = 2^25): ~67 us at 4 TB/s. A single pass reaches it only if
-// no block waits long for its predecessors, so the tile prefix travels
-// through a status word per tile rather than through a second kernel.
+// Why: with the look-back chain out of the way, the rate is bounded by the
+// bytes of loads each SM keeps in flight while some of its blocks wait (for
+// their ticket, their loads, their look-back). Through registers that is
+// bounded by registers: lookback_wide_window.cu holds 128 bytes per thread at
+// 64 registers, 4 blocks per SM, 128 KB. cp.async needs no destination
+// registers; the thread's run is summed, then scanned, straight from shared
+// memory (two passes, a float4 at a time), ~40 registers, and shared memory
+// allows 6 tiles of 32 KB per SM: 192 KB in flight.
 //
-// Per tile of 4096 floats (256 threads x 16):
-//  1. coalesced float4 loads (4 per thread, striped) into shared memory padded
-//     by one word per 32 (conflict-free blocked reads), 64 bytes per thread
-//     in flight, 8 resident tiles per SM = 128 KB per SM;
-//  2. each thread scans its 16 consecutive elements sequentially, warps scan
-//     the thread totals with shuffles, warp 0 scans the 8 warp totals;
-//  3. warp 0 publishes the tile aggregate, then looks back 32 predecessors at a
-//     time: the nearest one holding an inclusive prefix ends the walk, the
-//     aggregates in between are added (a warp reduction), and the tile's
-//     inclusive prefix is published;
-//  4. results back through shared memory to coalesced float4 stores.
-// Status words are 64 bits: (epoch << 34) | (flag << 32) | float bits, written
-// and read whole. The epoch is solve()'s call count, so words left by earlier
-// calls read as "not ready" and the status array never needs clearing (no
-// memset launch per call). Tiles are block indices: blocks are dispatched in
-// index order, so a predecessor is always resident or done (CUB's assumption).
+// Shared memory holds the tile as float4s at a swizzled slot
+// q ^ ((q >> 3) & 7): the striped copies and stores (float4 t + 256 k) and a
+// thread's reads of its own 8 consecutive float4s both touch 8 distinct
+// 16-byte slots of a 128-byte row per quarter warp: no bank conflicts.
+// Status words are 64 bits, (epoch << 34) | (flag << 32) | float bits, written
+// and read whole: the value travels with its flag, so no fence is needed.
+// The epoch is solve()'s call count: words of earlier calls read as "not
+// ready", no clearing per call.
+
+#include <cuda_pipeline.h>
+
+#ifndef ITEMS
+#define ITEMS 32  // elements per thread, a multiple of 4
+#endif
+constexpr int BLOCKS_PER_SM = 6;  // 6 x 32 KB of shared memory, <= 42 registers
+#ifndef LANE_WORDS
+#define LANE_WORDS 4  // status words each lane reads per look-back round
+#endif
 
 constexpr int THREADS = 256;
-constexpr int ITEMS = 16;
-constexpr int TILE = THREADS * ITEMS;  // 4096
+constexpr int TILE = THREADS * ITEMS;
 constexpr int WARPS = THREADS / 32;
-constexpr int PADDED = TILE + TILE / 32;
+constexpr int WINDOW = 32 * LANE_WORDS;
+constexpr int QUADS = TILE / 4, THREAD_QUADS = ITEMS / 4;
 constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
+constexpr unsigned NONE = 0xffffffffu;
 
-__device__ __forceinline__ int pad(int i) { return i + (i >> 5); }
+// The shared-memory slot of the tile's float4 q, and of its element e.
+__device__ __forceinline__ int slot(int q) { return q ^ ((q >> 3) & 7); }
+__device__ __forceinline__ int slot_of(int e) { return 4 * slot(e >> 2) + (e & 3); }
 
 __device__ __forceinline__ unsigned long long pack(unsigned epoch, unsigned long long flag, float v) {
     return ((unsigned long long)epoch << 34) | (flag << 32) | (unsigned long long)__float_as_uint(v);
 }
 
-// Volatile, whole 64-bit accesses: the two stores of a tile's word (aggregate,
-// then inclusive) must both happen, in order, and reads must see other SMs' stores.
+__device__ __forceinline__ unsigned flag_of(unsigned long long s, unsigned epoch) {
+    return (s >> 34) == epoch ? (unsigned)((s >> 32) & 3ull) : 0u;
+}
+
 __device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
     return *(const volatile unsigned long long*)p;
 }
@@ -48,39 +62,93 @@ __device__ __forceinline__ void write_status(unsigned long long* p, unsigned lon
     *(volatile unsigned long long*)p = v;
 }
 
-__global__ void __launch_bounds__(THREADS) scan_kernel(const float* __restrict__ in, float* __restrict__ out, int N,
-                                                       unsigned long long* status, unsigned epoch, bool vectorized) {
-    __shared__ float tile[PADDED];
+// The sum of the aggregates of the tiles before `tile` down to and including
+// the nearest inclusive prefix. Run by one whole warp.
+__device__ float look_back(const unsigned long long* status, int tile, unsigned epoch, int lane) {
+    float prefix = 0.0f;
+    for (int end = tile;; end -= WINDOW) {  // predecessors [0, end) not yet accounted for
+        unsigned long long s[LANE_WORDS];
+#pragma unroll
+        for (int j = 0; j < LANE_WORDS; ++j) {
+            int pred = end - 1 - (lane * LANE_WORDS + j);  // distance lane*LANE_WORDS + j: lane 0, j 0 is the nearest
+            s[j] = pred >= 0 ? read_status(status + pred) : pack(epoch, FLAG_INCLUSIVE, 0.0f);
+        }
+        unsigned first_inclusive, first_missing;
+        while (true) {
+            unsigned my_inclusive = NONE, my_missing = NONE;
+#pragma unroll
+            for (int j = LANE_WORDS - 1; j >= 0; --j) {
+                unsigned f = flag_of(s[j], epoch);
+                if (f == FLAG_INCLUSIVE) my_inclusive = lane * LANE_WORDS + j;
+                if (f == 0u) my_missing = lane * LANE_WORDS + j;
+            }
+            first_inclusive = __reduce_min_sync(0xffffffffu, my_inclusive);
+            first_missing = __reduce_min_sync(0xffffffffu, my_missing);
+            if (first_missing == NONE || first_missing > first_inclusive) break;
+            // a tile nearer than the nearest inclusive prefix has not published: read the missing ones again
+#pragma unroll
+            for (int j = 0; j < LANE_WORDS; ++j)
+                if (flag_of(s[j], epoch) == 0u) s[j] = read_status(status + end - 1 - (lane * LANE_WORDS + j));
+        }
+        float v = 0.0f;
+#pragma unroll
+        for (int j = 0; j < LANE_WORDS; ++j)
+            if ((unsigned)(lane * LANE_WORDS + j) <= first_inclusive) v += __uint_as_float((unsigned)s[j]);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        prefix += v;
+        if (first_inclusive != NONE) return prefix;
+    }
+}
+
+// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
+// and the block drawing the launch's last one puts the counter back to 0 for
+// the next launch (nothing kept on the host that a failed launch could put out
+// of step).
+__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
+    unsigned long long ticket = atomicAdd(counter, 1ull);
+    if (ticket == tickets - 1) atomicExch(counter, 0ull);
+    return ticket;
+}
+
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
+    scan_kernel(const float* __restrict__ in, float* __restrict__ out, int N, unsigned long long* status,
+                unsigned long long* tickets, unsigned long long launch_tiles, unsigned epoch, bool vectorized) {
+    __shared__ __align__(16) float tile[TILE];
     __shared__ float warp_totals[WARPS];
     __shared__ float tile_prefix;
+    __shared__ int tile_of_block;
+    float4* tile4 = reinterpret_cast<float4*>(tile);
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    const int tile_id = blockIdx.x;
+    if (t == 0) tile_of_block = (int)draw_ticket(tickets, launch_tiles);
+    __syncthreads();
+    const int tile_id = tile_of_block;
     const long long base = (long long)tile_id * TILE;
     const bool full = vectorized && base + TILE <= N;
 
     // 1. load
     if (full) {
         const float4* src = reinterpret_cast<const float4*>(in + base);
-        float4 v[ITEMS / 4];
 #pragma unroll
-        for (int k = 0; k < ITEMS / 4; ++k) v[k] = __ldcs(src + t + k * THREADS);
-#pragma unroll
-        for (int k = 0; k < ITEMS / 4; ++k) {
-            int e = 4 * (t + k * THREADS);
-            tile[pad(e)] = v[k].x; tile[pad(e + 1)] = v[k].y; tile[pad(e + 2)] = v[k].z; tile[pad(e + 3)] = v[k].w;
+        for (int k = 0; k < QUADS / THREADS; ++k) {
+            const int q = t + k * THREADS;
+            __pipeline_memcpy_async(tile + 4 * slot(q), src + q, 16);
         }
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
     } else {
-        for (int e = t; e < TILE; e += THREADS) tile[pad(e)] = base + e < N ? in[base + e] : 0.0f;
+        for (int e = t; e < TILE; e += THREADS) tile[slot_of(e)] = base + e < N ? in[base + e] : 0.0f;
     }
     __syncthreads();
 
-    // 2. tile-local inclusive scan
-    float x[ITEMS];
+    // 2. the sum of the thread's run, a warp scan of the sums, the tile aggregate
+    float sum = 0.0f;
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) x[j] = tile[pad(t * ITEMS + j)];
-#pragma unroll
-    for (int j = 1; j < ITEMS; ++j) x[j] += x[j - 1];
-    float inclusive = x[ITEMS - 1];
+    for (int i = 0; i < THREAD_QUADS; ++i) {
+        const float4 v = tile4[slot(t * THREAD_QUADS + i)];
+        sum += (v.x + v.y) + (v.z + v.w);
+    }
+    float inclusive = sum;
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
         float y = __shfl_up_sync(0xffffffffu, inclusive, d);
@@ -95,72 +163,65 @@ __global__ void __launch_bounds__(THREADS) scan_kernel(const float* __restrict__
         if (w < warp) warp_exclusive += total;
         aggregate += total;
     }
-    float thread_exclusive = warp_exclusive + (inclusive - x[ITEMS - 1]);
+    if (t == 0) write_status(status + tile_id, pack(epoch, tile_id == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE, aggregate));
 
-    // 3. look-back, by warp 0
+    // 3. tile-local inclusive values, in place (each thread rewrites only its own run)
+    float running = warp_exclusive + (inclusive - sum);
+#pragma unroll
+    for (int i = 0; i < THREAD_QUADS; ++i) {
+        const int s = slot(t * THREAD_QUADS + i);
+        float4 v = tile4[s];
+        v.x = running += v.x;
+        v.y = running += v.y;
+        v.z = running += v.z;
+        v.w = running += v.w;
+        tile4[s] = v;
+    }
+
+    // 4. look-back
     if (warp == 0) {
         float prefix = 0.0f;
-        if (tile_id == 0) {
-            if (lane == 0) write_status(status, pack(epoch, FLAG_INCLUSIVE, aggregate));
-        } else {
-            if (lane == 0) write_status(status + tile_id, pack(epoch, FLAG_AGGREGATE, aggregate));
-            int end = tile_id;  // predecessors [0, end) not yet accounted for
-            while (true) {
-                int pred = end - 1 - lane;  // lane 0 is the nearest
-                unsigned long long s = 0;
-                unsigned long long flag;
-                // spin until every lane's predecessor (those that exist) has published for this call
-                while (true) {
-                    s = pred >= 0 ? read_status(status + pred) : pack(epoch, FLAG_INCLUSIVE, 0.0f);
-                    flag = (s >> 34) == epoch ? (s >> 32) & 3ull : 0ull;
-                    if (__all_sync(0xffffffffu, flag != 0)) break;
-                }
-                unsigned inclusive_lanes = __ballot_sync(0xffffffffu, flag == FLAG_INCLUSIVE);
-                int stop = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : 31;  // nearest inclusive lane
-                float v = lane <= stop ? __uint_as_float((unsigned)s) : 0.0f;
-#pragma unroll
-                for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-                prefix += v;
-                if (inclusive_lanes) break;
-                end -= 32;
-            }
+        if (tile_id > 0) {
+            prefix = look_back(status, tile_id, epoch, lane);
             if (lane == 0) write_status(status + tile_id, pack(epoch, FLAG_INCLUSIVE, prefix + aggregate));
         }
         if (lane == 0) tile_prefix = prefix;
     }
     __syncthreads();
 
-    // 4. store: out = tile prefix + tile-local inclusive value
+    // 5. store
     const float prefix = tile_prefix;
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) tile[pad(t * ITEMS + j)] = prefix + (thread_exclusive + x[j]);
-    __syncthreads();
     if (full) {
         float4* dst = reinterpret_cast<float4*>(out + base);
 #pragma unroll
-        for (int k = 0; k < ITEMS / 4; ++k) {
-            int e = 4 * (t + k * THREADS);
-            __stcs(dst + t + k * THREADS, make_float4(tile[pad(e)], tile[pad(e + 1)], tile[pad(e + 2)], tile[pad(e + 3)]));
+        for (int k = 0; k < QUADS / THREADS; ++k) {
+            const int q = t + k * THREADS;
+            const float4 v = tile4[slot(q)];
+            __stcs(dst + q, make_float4(prefix + v.x, prefix + v.y, prefix + v.z, prefix + v.w));
         }
     } else {
         for (int e = t; e < TILE; e += THREADS)
-            if (base + e < N) out[base + e] = tile[pad(e)];
+            if (base + e < N) out[base + e] = prefix + tile[slot_of(e)];
     }
 }
 
 extern "C" void solve(const float* input, float* output, int N) {
-    static unsigned long long* status = nullptr;
-    static int capacity = 0;  // tiles
+    static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
+    static int capacity = 0;                       // tiles
     static unsigned epoch = 0;
+    static unsigned long long launch_tiles = 0;  // tickets handed out by earlier calls
     if (N <= 0) return;
     int tiles = (N + TILE - 1) / TILE;
     if (tiles > capacity) {
         if (status) cudaFree(status);
-        cudaMalloc(&status, (size_t)tiles * sizeof(unsigned long long));
-        cudaMemset(status, 0, (size_t)tiles * sizeof(unsigned long long));  // epoch 0: never a live epoch
+        if (cudaMalloc(&status, (size_t)(tiles + 1) * sizeof(unsigned long long)) != cudaSuccess) {
+            status = nullptr, capacity = 0;
+            return;  // out of memory: output stays unwritten and the check says so
+        }
+        cudaMemset(status, 0, (size_t)(tiles + 1) * sizeof(unsigned long long));  // epoch 0: never a live epoch
         capacity = tiles;
     }
     epoch = epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1
     bool vectorized = (((uintptr_t)input | (uintptr_t)output) & 15) == 0;
-    scan_kernel<<<tiles, THREADS>>>(input, output, N, status, epoch, vectorized);
+    scan_kernel<<<tiles, THREADS>>>(input, output, N, status, status + capacity, (unsigned long long)tiles, epoch, vectorized);
 }

@@ -1,215 +1,244 @@
 #include <cuda_runtime.h>
-#include <limits.h>
+#include <stdint.h>
 
-// spmv_csr reference: merge-path SpMV (Merrill and Garland, "Merge-based
-// parallel sparse matrix-vector multiplication", SC16), written for this
-// signature.
+// spmv_csr, entry tiles with a segmented scan and a transposed gather:
+// entry_tiles_segmented.cu with the gathers of x in lane-consecutive order (the
+// columns exchanged within the warp through shared memory), so a warp's load
+// of x touches ~4 sectors instead of ~16 when columns come in runs.
 //
-// The work is the merge of two sorted lists: the rows' end offsets
-// (row_ptr[1..rows]) and the entry indices 0..nnz-1. Walking the merge, an
-// entry adds its product to the running sum and a row end emits the running
-// sum as y[row] and resets it. Cutting the merge into tiles of exactly TILE
-// items (rows + nnz items in all) gives every block the same work whatever the
-// row lengths are: a 650,925-entry row is spread over about 320 tiles, a run of a
-// million empty rows over 489, and neither stalls the grid.
+// The entries are cut into tiles of exactly TILE entries (rows cut wherever a
+// boundary falls), so every block has the same work whatever the row lengths;
+// rows are found by where they start, not by a search.
 //
-//   1. partition: one warp per tile boundary finds where the merge path
-//      crosses it (a 32-way search over row_ptr: 5 rounds of one load per
-//      lane for a million rows, instead of 20 dependent loads of a binary
-//      search).
-//   2. tiles: a block loads its tile's row ends and its entries' products
-//      values[k] * x[col_idx[k]] into shared memory with coalesced loads
-//      (ITEMS loads per thread in flight), then each thread walks ITEMS items
-//      of the merge from shared memory. Rows whose end a thread reaches are
-//      written; the first one may have started in earlier threads, whose
-//      trailing sums a block-wide segmented scan adds in. A tile's trailing
-//      partial sum (its last row continues in the next tile) goes to scratch.
-//   3. fixup: the tiles' trailing sums are added into y, one atomicAdd per
-//      run of equal rows within a warp. Every y[r] was stored (not added) by
-//      exactly one thread in step 2, so y needs no zeroing.
+//   1. mark_rows, one thread per row: y[r] = 0 for an empty row and for a row
+//      that crosses a tile boundary (its tiles add their parts with atomics);
+//      and for every tile whose first entry lies in row r, tile_row[t] = r.
+//      One coalesced pass over row_ptr (4 MB); no search.
+//   2. spmv_tiles, one block per tile: each thread loads ITEMS entries as
+//      ITEMS/4 int4 + float4 loads (group g of the tile is entries
+//      g*4*THREADS + 4*thread .. + 3: every load instruction of a warp reads
+//      512 contiguous bytes), gathers x through the read-only path and keeps
+//      the products in registers. The rows that start in the tile write their
+//      row index at their first entry in a shared array (-1 elsewhere); each
+//      thread reads its entries' marks as int4 and sums its runs, storing the
+//      rows that start and end in its own entries; a block-wide segmented scan
+//      (warp shuffles, then the warps' totals) gives each thread the sum of
+//      the row it starts in, and the last thread has the tile's last row.
+//      A row is stored with one plain store when it lies in one tile, and
+//      added with one atomicAdd per tile when it crosses a boundary (step 1
+//      zeroed it). No third launch, no scratch beyond one int per tile.
 //
-// Floor: the entries (8 bytes each) dominate; x (4 MB at the official size)
-// stays in L2 and the official matrix reads it in aligned runs of 8 columns.
+// Compared with the merge-path reference: no per-thread binary search, four
+// entries per load instruction instead of one; the columns and the gathered
+// x values make one round trip through shared memory (the products do not):
+// ~3.5 load/store instructions per entry instead of ~8.
 
+#ifndef ITEMS
+#define ITEMS 8  // entries per thread, a multiple of 4
+#endif
+#ifndef TRANSPOSED_GATHER
+#define TRANSPOSED_GATHER 1  // 0: gather x in the owners' layout (entry_tiles_segmented.cu)
+#endif
 constexpr int THREADS = 256;
-constexpr int ITEMS = 8;                   // merge items per thread
-constexpr int TILE = THREADS * ITEMS;      // merge items per block
-constexpr int PADDED = TILE + TILE / 32;   // one pad word per 32: threads read runs ~ITEMS apart
+constexpr int GROUPS = ITEMS / 4;
+constexpr int GROUP_SPAN = 4 * THREADS;  // entries per group across the block
+constexpr int TILE = ITEMS * THREADS;
+constexpr unsigned FULL = 0xffffffffu;
 
-__device__ __forceinline__ int padded(int i) { return i + (i >> 5); }
-
-// Rows whose end precedes merge position `diagonal` (the path's row coordinate
-// there): the first i in [max(0, d - nnz), min(d, rows)] with
-// row_ptr[i + 1] > d - i - 1. The whole warp calls it with the same diagonal.
-__device__ int merge_path_rows(const int* __restrict__ row_ptr, int rows, int nnz, int diagonal) {
-    int lane = threadIdx.x & 31;
-    int lo = max(0, diagonal - nnz), hi = min(diagonal, rows);
-    while (lo < hi) {
-        long long span = hi - lo;
-        int pivot = lo + (int)(span * lane / 32);  // non-decreasing in lane, all < hi
-        bool before = row_ptr[pivot + 1] <= diagonal - pivot - 1;
-        int count = __popc(__ballot_sync(0xffffffffu, before));  // the predicate holds for a prefix of lanes
-        int new_lo = count > 0 ? lo + (int)(span * (count - 1) / 32) + 1 : lo;
-        int new_hi = count < 32 ? lo + (int)(span * count / 32) : hi;
-        lo = new_lo;
-        hi = new_hi;
-    }
-    return lo;
-}
-
-__global__ void __launch_bounds__(THREADS)
-    partition_tiles(const int* __restrict__ row_ptr, int rows, int nnz, int tiles, int* __restrict__ tile_rows) {
-    int tile = (blockIdx.x * THREADS + threadIdx.x) >> 5;  // one warp per boundary: tiles + 1 of them
-    if (tile > tiles) return;
-    int diagonal = (int)min((long long)tile * TILE, (long long)rows + nnz);
-    int r = merge_path_rows(row_ptr, rows, nnz, diagonal);
-    if ((threadIdx.x & 31) == 0) tile_rows[tile] = r;
-}
-
-struct Carry {  // a segmented-scan element: a partial sum, and whether a row ended in it
-    int ended;
+struct Segment {  // a run of entries: the row of the last row start in it (-1: none) and the sum since
+    int row;
     float sum;
 };
 
-__device__ __forceinline__ Carry combine(Carry earlier, Carry later) {
-    return {earlier.ended | later.ended, later.ended ? later.sum : earlier.sum + later.sum};
+__device__ __forceinline__ Segment combine(Segment earlier, Segment later) {
+    return later.row >= 0 ? later : Segment{earlier.row, earlier.sum + later.sum};
 }
 
+__global__ void __launch_bounds__(THREADS)
+    mark_rows(const int* __restrict__ row_ptr, float* __restrict__ y, int rows, int* __restrict__ tile_row) {
+    int r = blockIdx.x * THREADS + threadIdx.x;
+    if (r >= rows) return;
+    int start = row_ptr[r], end = row_ptr[r + 1];
+    if (start == end) {
+        y[r] = 0.0f;
+        return;
+    }
+    int last_tile = (end - 1) / TILE;
+    if (start / TILE != last_tile) y[r] = 0.0f;  // its tiles add their parts
+    for (int t = (start + TILE - 1) / TILE; t <= last_tile; ++t) tile_row[t] = r;  // tiles whose first entry is in r
+}
+
+template <bool VECTOR>
 __global__ void __launch_bounds__(THREADS)
     spmv_tiles(const int* __restrict__ row_ptr, const int* __restrict__ col_idx, const float* __restrict__ values,
-               const float* __restrict__ x, float* __restrict__ y, int rows, int nnz,
-               const int* __restrict__ tile_rows, int* __restrict__ carry_rows, float* __restrict__ carry_sums) {
-    __shared__ int s_row_end[TILE + 1];
-    __shared__ float s_product[PADDED];
-    __shared__ Carry s_warp[THREADS / 32];
+               const float* __restrict__ x, float* __restrict__ y, int rows, int nnz, int tiles,
+               const int* __restrict__ tile_row) {
+    __shared__ int4 s_mark4[TILE / 4];  // s_mark[i]: the row whose first entry is k0 + i, or -1
+    __shared__ Segment s_total[GROUPS][THREADS / 32];
+#if TRANSPOSED_GATHER
+    __shared__ __align__(16) int s_swap[THREADS / 32][128 * GROUPS];  // read and written as int4 / float4
+#endif
+    int* s_mark = reinterpret_cast<int*>(s_mark4);
 
-    int tile = blockIdx.x;
-    long long d0 = (long long)tile * TILE, d1 = min(d0 + TILE, (long long)rows + nnz);
-    int row0 = tile_rows[tile], row1 = tile_rows[tile + 1];
-    int k0 = (int)(d0 - row0), k1 = (int)(d1 - row1);
-    int tile_rows_n = row1 - row0, tile_nnz = k1 - k0;
+    const int tile = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int k0 = tile * TILE, n = min(TILE, nnz - k0), k1 = k0 + n;
 
-    // the tile's row ends (a sentinel past them) and its products, coalesced
-    for (int i = threadIdx.x; i < tile_rows_n; i += THREADS) s_row_end[i] = row_ptr[row0 + 1 + i];
-    if (threadIdx.x == 0) s_row_end[tile_rows_n] = INT_MAX;
-    int col[ITEMS];
-    float val[ITEMS];
+    // the entries first: their latency overlaps the marking below
+    int col[GROUPS][4];
+    float val[GROUPS][4];
+    if (VECTOR && n == TILE) {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-        int e = threadIdx.x + i * THREADS;
-        if (e < tile_nnz) {
-            col[i] = __ldcs(col_idx + k0 + e);
-            val[i] = __ldcs(values + k0 + e);
+        for (int g = 0; g < GROUPS; ++g) {
+            int4 c = __ldcs(reinterpret_cast<const int4*>(col_idx + k0 + g * GROUP_SPAN) + tid);
+            float4 v = __ldcs(reinterpret_cast<const float4*>(values + k0 + g * GROUP_SPAN) + tid);
+            col[g][0] = c.x; col[g][1] = c.y; col[g][2] = c.z; col[g][3] = c.w;
+            val[g][0] = v.x; val[g][1] = v.y; val[g][2] = v.z; val[g][3] = v.w;
         }
-    }
+    } else {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-        int e = threadIdx.x + i * THREADS;
-        if (e < tile_nnz) s_product[padded(e)] = val[i] * __ldg(x + col[i]);
-    }
-    __syncthreads();
-
-    // this thread's start on the tile's merge path: a binary search in shared memory
-    int diagonal = min(threadIdx.x * ITEMS, tile_rows_n + tile_nnz);
-    int lo = max(0, diagonal - tile_nnz), hi = min(diagonal, tile_rows_n);
-    while (lo < hi) {
-        int pivot = (lo + hi) >> 1;
-        if (s_row_end[pivot] <= k0 + diagonal - pivot - 1)
-            lo = pivot + 1;
-        else
-            hi = pivot;
-    }
-    int ti = lo, tk = diagonal - lo;
-
-    // walk ITEMS merge items: entries add, row ends emit
-    float running = 0.0f;
-    int first_row = -1;
-    float first_sum = 0.0f;
+        for (int g = 0; g < GROUPS; ++g)
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
-        if (ti + tk < tile_rows_n + tile_nnz) {
-            if (k0 + tk < s_row_end[ti]) {
-                running += s_product[padded(tk)];
-                ++tk;
-            } else {
-                if (first_row < 0) {  // may have started in earlier threads: written after the scan
-                    first_row = row0 + ti;
-                    first_sum = running;
-                } else {
-                    y[row0 + ti] = running;
-                }
-                running = 0.0f;
-                ++ti;
+            for (int j = 0; j < 4; ++j) {
+                int e = g * GROUP_SPAN + 4 * tid + j;
+                col[g][j] = e < n ? __ldcs(col_idx + k0 + e) : 0;
+                val[g][j] = e < n ? __ldcs(values + k0 + e) : 0.0f;
             }
+    }
+
+    const int first_row = tile_row[tile];  // the row holding entry k0
+    const int last_candidate = tile + 1 < tiles ? tile_row[tile + 1] : rows - 1;
+    const bool first_open = row_ptr[first_row] < k0;  // first_row began in an earlier tile
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) s_mark4[g * THREADS + tid] = make_int4(-1, -1, -1, -1);
+    __syncthreads();
+    if (tid == 0) s_mark[0] = first_row;
+    // rows after first_row start after k0; those starting before k1 lie in (first_row, last_candidate]
+    for (int r = first_row + 1 + tid; r <= last_candidate; r += THREADS) {
+        int start = row_ptr[r];
+        if (start < k1 && row_ptr[r + 1] > start) s_mark[start - k0] = r;
+    }
+
+    float p[GROUPS][4];
+#if TRANSPOSED_GATHER
+    // lane l of warp w owns entries 4l .. 4l+3 of the warp's 128 in each group;
+    // gathered in that layout, a warp's load of x would span 128 entries (16
+    // runs of 8 columns, each sector fetched by four instructions). The columns
+    // go through shared memory so that load j of a lane is entry 32j + l:
+    // 32 consecutive entries, about 4 sectors per instruction.
+    int* swap = s_swap[warp];
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g)
+        reinterpret_cast<int4*>(swap + 128 * g)[lane] = make_int4(col[g][0], col[g][1], col[g][2], col[g][3]);
+    __syncwarp();
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+        float gathered[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) gathered[j] = __ldg(x + swap[128 * g + 32 * j + lane]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)  // the word this lane just read: no other lane touches it
+            reinterpret_cast<float*>(swap)[128 * g + 32 * j + lane] = gathered[j];
+    }
+    __syncwarp();
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+        float4 xv = reinterpret_cast<const float4*>(swap + 128 * g)[lane];
+        p[g][0] = val[g][0] * xv.x; p[g][1] = val[g][1] * xv.y; p[g][2] = val[g][2] * xv.z; p[g][3] = val[g][3] * xv.w;
+    }
+#else
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) p[g][j] = val[g][j] * __ldg(x + col[g][j]);
+#endif
+    __syncthreads();
+
+    // a row whose part here is complete or partial: partial rows were zeroed by mark_rows
+    auto emit = [&](int row, float sum, bool partial) {
+        if (partial)
+            atomicAdd(y + row, sum);
+        else
+            y[row] = sum;
+    };
+
+    // each group's four entries: rows that start and end here are written, the
+    // sum before the first start (lead) waits for the scan
+    Segment own[GROUPS];
+    float lead[GROUPS];
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) {
+        int4 m4 = s_mark4[g * THREADS + tid];
+        int mark[4] = {m4.x, m4.y, m4.z, m4.w};
+        own[g] = Segment{-1, 0.0f};
+        lead[g] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (mark[j] >= 0) {
+                if (own[g].row >= 0)
+                    emit(own[g].row, own[g].sum, own[g].row == first_row && first_open);
+                else
+                    lead[g] = own[g].sum;
+                own[g] = Segment{mark[j], 0.0f};
+            }
+            own[g].sum += p[g][j];
         }
     }
 
-    // block-wide segmented scan of (a row ended here, trailing sum)
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    Carry mine = {first_row >= 0, running};
-    Carry inclusive = mine;
+    // block-wide exclusive segmented scan, group by group (group g follows group g-1)
+    Segment inclusive[GROUPS];
+#pragma unroll
+    for (int g = 0; g < GROUPS; ++g) inclusive[g] = own[g];
 #pragma unroll
     for (int offset = 1; offset < 32; offset <<= 1) {
-        Carry up = {__shfl_up_sync(0xffffffffu, inclusive.ended, offset), __shfl_up_sync(0xffffffffu, inclusive.sum, offset)};
-        if (lane >= offset) inclusive = combine(up, inclusive);
+#pragma unroll
+        for (int g = 0; g < GROUPS; ++g) {
+            Segment up{__shfl_up_sync(FULL, inclusive[g].row, offset), __shfl_up_sync(FULL, inclusive[g].sum, offset)};
+            if (lane >= offset) inclusive[g] = combine(up, inclusive[g]);
+        }
     }
-    if (lane == 31) s_warp[warp] = inclusive;
+    if (lane == 31)
+#pragma unroll
+        for (int g = 0; g < GROUPS; ++g) s_total[g][warp] = inclusive[g];
     __syncthreads();
-    Carry before_warp = {0, 0.0f};
-    for (int w = 0; w < warp; ++w) before_warp = combine(before_warp, s_warp[w]);
-    Carry exclusive = {__shfl_up_sync(0xffffffffu, inclusive.ended, 1), __shfl_up_sync(0xffffffffu, inclusive.sum, 1)};
-    if (lane == 0) exclusive = {0, 0.0f};
-    exclusive = combine(before_warp, exclusive);
-
-    if (first_row >= 0) y[first_row] = first_sum + exclusive.sum;
-    if (threadIdx.x == THREADS - 1) {  // the tile's trailing sum belongs to row1, finished by a later tile
-        Carry total = combine(before_warp, inclusive);
-        carry_rows[tile] = row1;
-        carry_sums[tile] = total.sum;
-    }
-}
-
-__global__ void __launch_bounds__(THREADS)
-    add_carries(const int* __restrict__ carry_rows, const float* __restrict__ carry_sums, float* __restrict__ y, int tiles,
-                int rows) {
-    int t = blockIdx.x * THREADS + threadIdx.x;
-    int lane = threadIdx.x & 31;
-    int row = t < tiles ? carry_rows[t] : INT_MAX;
-    float sum = t < tiles ? carry_sums[t] : 0.0f;
-    // tiles are in row order, so equal rows are neighbours: a segmented suffix sum
-    // leaves each run's total in its first lane
+    Segment before{-1, 0.0f};  // everything before this thread's group g
 #pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-        float next_sum = __shfl_down_sync(0xffffffffu, sum, offset);
-        int next_row = __shfl_down_sync(0xffffffffu, row, offset);
-        if (lane + offset < 32 && next_row == row) sum += next_sum;
+    for (int g = 0; g < GROUPS; ++g) {
+        Segment in_block = before;
+        for (int w = 0; w < THREADS / 32; ++w) {
+            Segment t = s_total[g][w];
+            if (w < warp) in_block = combine(in_block, t);
+            before = combine(before, t);  // after the loop: everything up to the end of group g
+        }
+        Segment exclusive{__shfl_up_sync(FULL, inclusive[g].row, 1), __shfl_up_sync(FULL, inclusive[g].sum, 1)};
+        if (lane == 0) exclusive = Segment{-1, 0.0f};
+        exclusive = combine(in_block, exclusive);
+        if (own[g].row >= 0 && exclusive.row >= 0)  // the row running into this group ends at its first start
+            emit(exclusive.row, exclusive.sum + lead[g], exclusive.row == first_row && first_open);
+        if (g == GROUPS - 1 && tid == THREADS - 1) {  // the tile's last row
+            Segment last = combine(exclusive, own[g]);
+            emit(last.row, last.sum, (last.row == first_row && first_open) || row_ptr[last.row + 1] > k1);
+        }
     }
-    int previous_row = __shfl_up_sync(0xffffffffu, row, 1);
-    bool first_of_run = lane == 0 || previous_row != row;
-    if (first_of_run && row < rows) atomicAdd(y + row, sum);
 }
 
-// scratch kept between calls, grown when a larger matrix needs more tiles
-static int* tile_rows_scratch = nullptr;
-static int* carry_rows_scratch = nullptr;
-static float* carry_sums_scratch = nullptr;
-static int scratch_tiles = -1;
+// one int per tile, kept between calls and grown when a matrix needs more tiles
+static int* tile_row_scratch = nullptr;
+static int scratch_tiles = 0;
 
 extern "C" void solve(const int* row_ptr, const int* col_idx, const float* values, const float* x, float* y, int rows,
                       int cols, int nnz) {
-    int tiles = (int)(((long long)rows + nnz + TILE - 1) / TILE);
+    if (rows <= 0) return;
+    int tiles = (int)(((long long)nnz + TILE - 1) / TILE);
     if (tiles > scratch_tiles) {
-        cudaFree(tile_rows_scratch);
-        cudaFree(carry_rows_scratch);
-        cudaFree(carry_sums_scratch);
-        cudaMalloc(&tile_rows_scratch, sizeof(int) * (tiles + 1));
-        cudaMalloc(&carry_rows_scratch, sizeof(int) * tiles);
-        cudaMalloc(&carry_sums_scratch, sizeof(float) * tiles);
+        cudaFree(tile_row_scratch);
+        cudaMalloc(&tile_row_scratch, sizeof(int) * tiles);
         scratch_tiles = tiles;
     }
-    int boundary_blocks = (int)((32LL * (tiles + 1) + THREADS - 1) / THREADS);
-    partition_tiles<<<boundary_blocks, THREADS>>>(row_ptr, rows, nnz, tiles, tile_rows_scratch);
-    spmv_tiles<<<tiles, THREADS>>>(row_ptr, col_idx, values, x, y, rows, nnz, tile_rows_scratch, carry_rows_scratch,
-                                   carry_sums_scratch);
-    add_carries<<<(tiles + THREADS - 1) / THREADS, THREADS>>>(carry_rows_scratch, carry_sums_scratch, y, tiles, rows);
+    mark_rows<<<(rows + THREADS - 1) / THREADS, THREADS>>>(row_ptr, y, rows, tile_row_scratch);
+    if (tiles == 0) return;
+    bool aligned = (((uintptr_t)col_idx | (uintptr_t)values) & 15) == 0;
+    if (aligned)
+        spmv_tiles<true><<<tiles, THREADS>>>(row_ptr, col_idx, values, x, y, rows, nnz, tiles, tile_row_scratch);
+    else
+        spmv_tiles<false><<<tiles, THREADS>>>(row_ptr, col_idx, values, x, y, rows, nnz, tiles, tile_row_scratch);
 }

@@ -1,47 +1,40 @@
-// ssm_selective_scan_backward: the gradient of sum(dy * y) for the Mamba-1
-// selective scan, chunked over time. reference/ssm_selective_scan_backward.md
-// has the floors, the design and the measurements.
+// ssm_selective_scan_backward: async_ring_chunks.cu with chunks of 44 steps
+// instead of 64, sized for the official size's waves: 4 x 94 chunks x 4 blocks
+// of channels = 1504 blocks for the 792 that fit at once (6 per SM), 1.9 waves,
+// where 64 steps make 1024 blocks, 1.29 waves (a second wave 29 % full). The
+// price: 1.45 times the carries (h, the adjoint aggregate, dA's partials).
 //
-// Notation (spec.md, "Math"): per channel (b, d) and state n,
-//   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t]*B[t], h[t] = a[t]*h[t-1] + x[t],
-//   g[t] = C[t]*dy[t] + a[t+1]*g[t+1]   (the adjoint, g[seq_len] = 0),
-//   q[t] = g[t]*a[t]*h[t-1]              (dL/da[t] times a[t]).
-// Every gradient is local in g, h and q. q couples the two recurrences, which run
-// in opposite directions; this kernel never forms it. Instead it uses
-//   q[t] - q[t+1] = dy[t]*C[t]*h[t] - g[t]*x[t]
-// (substitute g[t] = C[t]*dy[t] + a[t+1]*g[t+1] and h[t] = a[t]*h[t-1] + x[t]), so
-// over a chunk [t0, t1) of time, with q[t1] known at its boundary,
-//   sum_n A*q[t] = sum_n A*q[t1] + sum_{s=t}^{t1-1} (F[s] - R[s]),
-//     F[s] = dy[s] * sum_n A*C[s]*h[s]       (needs h only),
-//     R[s] = delta[s]*u[s] * sum_n A*B[s]*g[s] (needs g only),
-//   sum_{t in chunk} delta[t]*q[t] = q[t1]*sum(delta) + sum_s D[s]*(dy C h - g x)[s],
-//     D[s] = delta[t0] + ... + delta[s].
-// So the h terms come from a forward sweep and the g terms from a reverse
-// sweep, each on its own: no per-step history of either is kept.
+// The rest of this header is async_ring_chunks.cu's: the reference's chunked algorithm (the identity,
+// three exponentials per element, no per-step history; reference/
+// ssm_selective_scan_backward.cu has the derivation) with its per-step inputs
+// fetched by cp.async into a per-thread ring in shared memory, RING steps ahead.
 //
-// Passes (time in chunks of TC steps; a thread = 2 channels x 16 states):
-//  1. chunk_aggregates: per chunk, h from 0 at the chunk start (its end state
-//     is the chunk's contribution to the next chunk's h) and
-//     sum_s (a[t0]*...*a[s]) * C[s]*dy[s] (the chunk's contribution to the
-//     adjoint flowing into the previous chunk), and sum(delta) per channel.
-//  2. carries: per (b, d, n), the true h before each chunk and a*g after it,
-//     with the chunk's decay exp(A*sum(delta)).
-//  3. chunk_gradients: per chunk, the forward sweep from the true h (dC, F, the
-//     h half of dA) then the reverse sweep from the true a*g (g, du, ddelta, dB,
-//     the g half of dA). dB and dC sum over the block's 128 channels through
-//     shared memory, 4 steps at a time; F goes to scratch for the reverse sweep.
-//  4. finish: dA and dskip summed over (batch, chunk), dB and dC over the blocks
-//     of channels.
-// Three exponentials per (b, t, d, n): pass 1, and each sweep of pass 3.
+// Why: under Nsight Compute the reference's two chunk kernels run at 12 warps per
+// SM with long-scoreboard waits on top. Each step there loads delta, u and dy
+// (and F in the reverse sweep) one step ahead into registers, about one step's
+// work (~900 issue cycles of a scheduler's 3 warps) before their use: less than
+// a DRAM round trip under load. A ring of RING steps puts the loads RING-1 steps
+// ahead without registers: cp.async writes shared memory directly, and each
+// thread copies and reads only its own channels' entries, so no barrier guards
+// the ring (cp.async.wait_group is per thread).
+//
+// Otherwise as the reference: time in chunks of TC steps, a block = 128 channels
+// x one chunk, 64 threads of 2 channels x 16 states; passes chunk_aggregates,
+// carries (loads batched 32 chunks deep, from 8), chunk_gradients, then the
+// finish, whose dA and dskip sums over (batch, chunk) now run 8 threads per
+// element (the reference's one thread per element waited on 256 loads in turn).
 // No atomics; every sum has one owner, so results are deterministic.
 //
 // Every size takes the same code: states in groups of 16 (padded states have
-// A = B = C = 0 and stay 0; a thread walks the groups in turn), ragged channels
-// and steps load zeros (a = 1, no input) and are not stored.
+// A = B = C = 0 and stay 0), ragged channels and steps copy zeros (cp.async's
+// zero fill: a = 1, no input) and are not stored.
 //
-// Compile-time switch: TC [64], steps per chunk (a multiple of 4).
+// Compile-time switches: TC [44], steps per chunk (a multiple of 4); RING [4],
+// steps in the ring (a power of two).
 
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 namespace {
 
@@ -63,8 +56,12 @@ constexpr int kPitch = kS + 4;
 constexpr int kStepStride = kThreads * kPitch + 16;
 
 #ifndef TC
-#define TC 64
+#define TC 44
 #endif
+#ifndef RING
+#define RING 4
+#endif
+static_assert((RING & (RING - 1)) == 0 && RING >= 2, "the ring's slot is the step's low bits");
 static_assert(TC % kRound == 0, "chunks are whole reduction rounds");
 static_assert(kThreads == kRound * kS, "one reducing thread per (step, state) of a round");
 
@@ -106,19 +103,41 @@ __device__ void stage_bc(float* sB, float* sC, const float* Bm, const float* Cm,
 
 __device__ __forceinline__ float at(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
 
-// One step's inputs for the thread's channels, zeros where out of range.
-struct StepIn {
-    float dt[kK], ut[kK], dyt[kK];
-    __device__ __forceinline__ void load(const float* delta, const float* u, const float* dy, const Block& k,
-                                         int j, int D) {
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+// 4 bytes global -> shared, asynchronously; bytes = 0 zero-fills (src is not read).
+__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// The per-step inputs of the thread's channels: RING slots of up to 4 arrays x
+// kChannels floats in shared memory. A thread copies and reads only its own
+// entries (channel c's at c*kThreads + tid), so only its own cp.async groups
+// order them. One commit group per step; the step's slot is its low bits.
+struct Ring {
+    static constexpr int kArrays = 4;  // delta, u, dy, and F in the reverse sweep
+    static constexpr int kFloats = RING * kArrays * kChannels;
+    float* buf;
+    // Copies the NA arrays src[0..NA) of step j (zeros outside the chunk or for a
+    // channel past D) into step j's slot, and commits them as one group.
+    template <int NA>
+    __device__ __forceinline__ void issue(const float* const (&src)[NA], const Block& k, int j, int D) const {
+        float* slot = buf + (j & (RING - 1)) * (kArrays * kChannels) + threadIdx.x;
 #pragma unroll
         for (int c = 0; c < kK; ++c) {
             const bool v = k.ok[c] && j >= 0 && j < k.steps;
-            const size_t e = (k.row0 + j) * D + k.d[c];
-            dt[c] = v ? delta[e] : 0.f;
-            ut[c] = v ? u[e] : 0.f;
-            dyt[c] = v ? dy[e] : 0.f;
+            const size_t e = v ? (k.row0 + j) * D + k.d[c] : 0;
+#pragma unroll
+            for (int a = 0; a < NA; ++a) cp_async_4(slot + a * kChannels + c * kThreads, src[a] + e, v ? 4 : 0);
         }
+        cp_async_commit();
+    }
+    // Array a of channel c at step j, once step j's group has landed.
+    __device__ __forceinline__ float at(int j, int a, int c) const {
+        return buf[(j & (RING - 1)) * (kArrays * kChannels) + a * kChannels + c * kThreads + threadIdx.x];
     }
 };
 
@@ -130,7 +149,10 @@ chunk_aggregates(const float* __restrict__ u, const float* __restrict__ delta, c
                  int N, int nc) {
     __shared__ __align__(16) float sB[TC * kS];
     __shared__ __align__(16) float sC[TC * kS];
+    __shared__ float ring_buf[Ring::kFloats];
     const Block k(L, D);
+    const Ring ring{ring_buf};
+    const float* const src[3] = {delta, u, dy};
     const int last = (k.steps + kRound - 1) / kRound * kRound;
     for (int n0 = 0; n0 < N; n0 += kS) {
         __syncthreads();  // the previous group's readers are done with sB, sC
@@ -147,31 +169,32 @@ chunk_aggregates(const float* __restrict__ u, const float* __restrict__ delta, c
                 gam[c][n] = 0.f;
             }
         float ds[kK] = {0.f, 0.f};
-        StepIn cur, nxt;
-        cur.load(delta, u, dy, k, 0, D);
+#pragma unroll
+        for (int j = 0; j < RING - 1; ++j) ring.issue(src, k, j, D);
         for (int j = 0; j < last; ++j) {
-            nxt.load(delta, u, dy, k, j + 1, D);  // in flight during this step
+            ring.issue(src, k, j + RING - 1, D);  // into the slot step j-1 used
+            cp_async_wait<RING - 1>();             // step j's group has landed
             const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
             const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
 #pragma unroll
             for (int c = 0; c < kK; ++c) {
-                const float du = cur.dt[c] * cur.ut[c];
-                ds[c] += cur.dt[c];
+                const float dt = ring.at(j, 0, c), dyt = ring.at(j, 2, c), du = dt * ring.at(j, 1, c);
+                ds[c] += dt;
 #pragma unroll
                 for (int q = 0; q < kS / 4; ++q) {
                     const float4 bq = b4[q], cq = c4[q];
 #pragma unroll
                     for (int i = 0; i < 4; ++i) {
                         const int n = 4 * q + i;
-                        const float a = ex2(cur.dt[c] * A2[c][n]);
+                        const float a = ex2(dt * A2[c][n]);
                         h[c][n] = fmaf(a, h[c][n], du * at(bq, i));
                         W[c][n] *= a;
-                        gam[c][n] = fmaf(W[c][n], cur.dyt[c] * at(cq, i), gam[c][n]);
+                        gam[c][n] = fmaf(W[c][n], dyt * at(cq, i), gam[c][n]);
                     }
                 }
             }
-            cur = nxt;
         }
+        cp_async_wait<0>();  // the copies past the chunk land before the next group reuses the slots
 #pragma unroll
         for (int c = 0; c < kK; ++c) {
             if (!k.ok[c]) continue;
@@ -196,7 +219,7 @@ __global__ void carries(const float* __restrict__ A, float* __restrict__ h_in, f
     const float a2 = A[static_cast<size_t>(d) * N + n] * kLog2e;
     const size_t stride = static_cast<size_t>(D) * N, first = static_cast<size_t>(b) * nc * stride + d * N + n;
     const float* ds = dsum + static_cast<size_t>(b) * nc * D + d;
-    constexpr int kBatch = 8;  // loads of 8 chunks in flight before their dependent updates
+    constexpr int kBatch = 32;  // loads of 32 chunks in flight before their dependent updates
     float h = 0.f;
     for (int c0 = 0; c0 < nc; c0 += kBatch) {
         float e[kBatch], p[kBatch];
@@ -261,7 +284,11 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
     __shared__ __align__(16) float sB[TC * kS];
     __shared__ __align__(16) float sC[TC * kS];
     __shared__ __align__(16) float red[kRound * kStepStride];
+    __shared__ float ring_buf[Ring::kFloats];
     const Block k(L, D);
+    const Ring ring{ring_buf};
+    const float* const fwd_src[3] = {delta, u, dy};
+    const float* const rev_src[4] = {delta, u, dy, fscr};
     const int last = (k.steps + kRound - 1) / kRound * kRound;  // steps rounded up to whole rounds
     const size_t part_rows = static_cast<size_t>(gridDim.z) * L;  // one block of channels' dB or dC partials
     float* dB_out = dB_part + blockIdx.x * part_rows * N;
@@ -290,19 +317,20 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
 
         // Forward sweep: h, dC, F, and the h half of dA.
         float Dl[kK] = {0.f, 0.f};
-        StepIn cur, nxt;
-        cur.load(delta, u, dy, k, 0, D);
+#pragma unroll
+        for (int j = 0; j < RING - 1; ++j) ring.issue(fwd_src, k, j, D);
         for (int j0 = 0; j0 < last; j0 += kRound) {
 #pragma unroll 1
             for (int jj = 0; jj < kRound; ++jj) {
                 const int j = j0 + jj;
-                nxt.load(delta, u, dy, k, j + 1, D);
+                ring.issue(fwd_src, k, j + RING - 1, D);
+                cp_async_wait<RING - 1>();
                 const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
                 const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
                 float v[kS];  // dC partials: sum over the thread's channels of dy*h
 #pragma unroll
                 for (int c = 0; c < kK; ++c) {
-                    const float dt = cur.dt[c], dyt = cur.dyt[c], du_ = dt * cur.ut[c];
+                    const float dt = ring.at(j, 0, c), ut = ring.at(j, 1, c), dyt = ring.at(j, 2, c), du_ = dt * ut;
                     Dl[c] += dt;
                     const float ddy = Dl[c] * dyt;
                     float accF = 0.f;
@@ -320,13 +348,14 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
                         }
                     }
                     if (k.ok[c] && j < k.steps) fscr[(k.row0 + j) * D + k.d[c]] = kLn2 * dyt * accF;
-                    if (n0 == 0) dsk[c] = fmaf(dyt, cur.ut[c], dsk[c]);
+                    if (n0 == 0) dsk[c] = fmaf(dyt, ut, dsk[c]);
                 }
                 put_partials(red, jj, v);
-                cur = nxt;
             }
             reduce_round(red, dC_out, k, j0, N, n0);
         }
+        cp_async_wait<0>();     // the copies past the chunk land before the reverse sweep reuses the slots
+        __threadfence_block();  // this thread's F stores precede its copies of them below
 
         // The chunk's end: q[t1] = (a*g after the chunk) * h[t1-1].
         float S[kK];  // sum_n A*q[t1], then + F - R step by step
@@ -346,22 +375,24 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
 
         // Reverse sweep: g, du, ddelta, dB, and the g half of dA.
         float dnext[kK] = {0.f, 0.f};  // delta of the step after: a[t+1] = 1 past the chunk (gin holds it)
-        cur.load(delta, u, dy, k, last - 1, D);
+#pragma unroll
+        for (int i = 0; i < RING - 1; ++i) ring.issue(rev_src, k, last - 1 - i, D);
         for (int j0 = last - kRound; j0 >= 0; j0 -= kRound) {
 #pragma unroll 1
             for (int jj = kRound - 1; jj >= 0; --jj) {
                 const int j = j0 + jj;
-                nxt.load(delta, u, dy, k, j - 1, D);
+                ring.issue(rev_src, k, j - (RING - 1), D);
+                cp_async_wait<RING - 1>();
                 const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
                 const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
                 float w[kS];  // dB partials: sum over the thread's channels of g*delta*u
 #pragma unroll
                 for (int c = 0; c < kK; ++c) {
-                    const float dt = cur.dt[c], dyt = cur.dyt[c], du_ = dt * cur.ut[c];
+                    const float dt = ring.at(j, 0, c), ut = ring.at(j, 1, c), dyt = ring.at(j, 2, c);
+                    const float F = ring.at(j, 3, c), du_ = dt * ut;
                     const float mdu = -Dl[c] * du_;
                     const bool store = k.ok[c] && j < k.steps;
                     const size_t e = (k.row0 + j) * D + k.d[c];
-                    const float F = store ? fscr[e] : 0.f;
                     float sgB = 0.f, accR = 0.f;
 #pragma unroll
                     for (int q = 0; q < kS / 4; ++q) {
@@ -380,7 +411,7 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
                     }
                     S[c] += F - kLn2 * du_ * accR;
                     if (store) {
-                        float dd = S[c] + cur.ut[c] * sgB, dx = dt * sgB;
+                        float dd = S[c] + ut * sgB, dx = dt * sgB;
                         if (n0 == 0) {
                             dx = fmaf(sk[c], dyt, dx);
                         } else {  // later state groups add to the earlier groups' sums
@@ -394,10 +425,10 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
                     dnext[c] = dt;
                 }
                 put_partials(red, jj, w);
-                cur = nxt;
             }
             reduce_round(red, dB_out, k, j0, N, n0);
         }
+        cp_async_wait<0>();
 
 #pragma unroll
         for (int c = 0; c < kK; ++c)
@@ -412,37 +443,46 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
         if (k.ok[c]) dskip_part[(static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]] = dsk[c];
 }
 
-// Pass 4, one thread per output element: dA, dskip over (batch, chunk); dB, dC
-// over the blocks of channels (when there is more than one).
-__global__ void finish(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
-                       const float* __restrict__ dB_part, const float* __restrict__ dC_part, float* __restrict__ dA,
-                       float* __restrict__ dskip, float* __restrict__ dB, float* __restrict__ dC, int parts, int D,
-                       int N, int channel_blocks, size_t bc_elems) {
-    size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+// Pass 4a: dA and dskip summed over the parts (batch, chunk). A block of 32 x
+// kSlices threads takes 32 consecutive outputs (dA's D*N, then dskip's D); row y
+// sums parts y, y + kSlices, ..., so every warp reads 32 consecutive floats of a
+// part, and row 0 adds the kSlices rows in order.
+constexpr int kSlices = 8;
+__global__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
+                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D, int N) {
+    __shared__ float rows[kSlices][33];
     const size_t a_elems = static_cast<size_t>(D) * N;
-    if (i < a_elems) {
-        float s = 0.f;
-        for (int p = 0; p < parts; ++p) s += dA_part[p * a_elems + i];
-        dA[i] = s;
-        return;
+    const size_t i = static_cast<size_t>(blockIdx.x) * 32 + threadIdx.x;
+    const bool is_a = i < a_elems, ok = i < a_elems + D;
+    const float* src = is_a ? dA_part + i : dskip_part + (ok ? i - a_elems : 0);
+    const size_t stride = is_a ? a_elems : static_cast<size_t>(D);
+    float s = 0.f;
+    if (ok) {
+#pragma unroll 4
+        for (int p = threadIdx.y; p < parts; p += kSlices) s += src[p * stride];
     }
-    i -= a_elems;
-    if (i < static_cast<size_t>(D)) {
-        float s = 0.f;
-        for (int p = 0; p < parts; ++p) s += dskip_part[static_cast<size_t>(p) * D + i];
-        dskip[i] = s;
-        return;
+    rows[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y != 0 || !ok) return;
+    float t = 0.f;
+#pragma unroll
+    for (int y = 0; y < kSlices; ++y) t += rows[y][threadIdx.x];
+    if (is_a) dA[i] = t;
+    else dskip[i - a_elems] = t;
+}
+
+// Pass 4b, when there is more than one block of channels: dB and dC summed over them.
+__global__ void finish_bc(const float* __restrict__ dB_part, const float* __restrict__ dC_part, float* __restrict__ dB,
+                          float* __restrict__ dC, int channel_blocks, size_t bc_elems) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= bc_elems) return;
+    float sb = 0.f, sc = 0.f;
+    for (int p = 0; p < channel_blocks; ++p) {
+        sb += dB_part[p * bc_elems + i];
+        sc += dC_part[p * bc_elems + i];
     }
-    i -= D;
-    if (channel_blocks > 1 && i < bc_elems) {
-        float sb = 0.f, sc = 0.f;
-        for (int p = 0; p < channel_blocks; ++p) {
-            sb += dB_part[p * bc_elems + i];
-            sc += dC_part[p * bc_elems + i];
-        }
-        dB[i] = sb;
-        dC[i] = sc;
-    }
+    dB[i] = sb;
+    dC[i] = sc;
 }
 
 float* g_scratch = nullptr;
@@ -479,14 +519,23 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     float* dB_part = channel_blocks > 1 ? fscr + static_cast<size_t>(batch) * L * D : dB;
     float* dC_part = channel_blocks > 1 ? dB_part + bc_parts : dC;
 
+    static bool carveout_set = false;
+    if (!carveout_set) {
+        // The largest shared-memory carveout: 6 blocks of chunk_gradients (37 KB of
+        // shared memory each) per SM, as its register bound allows.
+        cudaFuncSetAttribute(chunk_gradients, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+        carveout_set = true;
+    }
     const dim3 grid(channel_blocks, nc, batch);
     chunk_aggregates<<<grid, kThreads>>>(u, delta, A, B, C, dy, h_carry, gam_carry, dsum, L, D, N, nc);
     const size_t chains = static_cast<size_t>(batch) * D * N;
     carries<<<static_cast<unsigned>((chains + 127) / 128), 128>>>(A, h_carry, gam_carry, dsum, batch, D, N, nc);
     chunk_gradients<<<grid, kThreads>>>(u, delta, A, B, C, skip, dy, h_carry, gam_carry, fscr, du, ddelta,
                                         dA_part, dskip_part, dB_part, dC_part, L, D, N, nc);
-    const size_t outputs = static_cast<size_t>(D) * N + D + (channel_blocks > 1 ? bc_elems : 0);
-    finish<<<static_cast<unsigned>((outputs + 255) / 256), 256>>>(dA_part, dskip_part, dB_part, dC_part, dA, dskip,
-                                                                    dB, dC, batch * nc, D, N, channel_blocks,
-                                                                    bc_elems);
+    const size_t params = static_cast<size_t>(D) * N + D;
+    finish_params<<<static_cast<unsigned>((params + 31) / 32), dim3(32, kSlices)>>>(dA_part, dskip_part, dA, dskip,
+                                                                                  batch * nc, D, N);
+    if (channel_blocks > 1)
+        finish_bc<<<static_cast<unsigned>((bc_elems + 255) / 256), 256>>>(dB_part, dC_part, dB, dC, channel_blocks,
+                                                                          bc_elems);
 }
