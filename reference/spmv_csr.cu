@@ -1,10 +1,11 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// spmv_csr, entry tiles with a segmented scan and a transposed gather:
-// entry_tiles_segmented.cu with the gathers of x in lane-consecutive order (the
-// columns exchanged within the warp through shared memory), so a warp's load
-// of x touches ~4 sectors instead of ~16 when columns come in runs.
+// spmv_csr, entry tiles with a segmented scan and a transposed gather: the
+// gathers of x go in lane-consecutive order (the columns exchanged within the
+// warp through shared memory), so a warp's load of x touches ~4 sectors
+// instead of the ~16 of gathering in the owners' layout when columns come in
+// runs of 8 (TRANSPOSED_GATHER 0 keeps that layout, for comparison).
 //
 // The entries are cut into tiles of exactly TILE entries (rows cut wherever a
 // boundary falls), so every block has the same work whatever the row lengths;
@@ -37,7 +38,7 @@
 #define ITEMS 8  // entries per thread, a multiple of 4
 #endif
 #ifndef TRANSPOSED_GATHER
-#define TRANSPOSED_GATHER 1  // 0: gather x in the owners' layout (entry_tiles_segmented.cu)
+#define TRANSPOSED_GATHER 1  // 0: gather x in the owners' layout (lane l: entries 4l..4l+3)
 #endif
 constexpr int THREADS = 256;
 constexpr int GROUPS = ITEMS / 4;
