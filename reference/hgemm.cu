@@ -22,15 +22,18 @@
 // 128 accumulators per thread), 4 stages of 48 KB (193 KB: one block per SM),
 // two slices loading while one is multiplied. Other shapes build with
 // -DHGEMM_WGS=... -DHGEMM_BN=... -DHGEMM_STAGES=... -DHGEMM_BK=... (tile
-// 64*WGS x BN; 256 x 128 is -DHGEMM_WGS=4 -DHGEMM_BN=128).
+// 64*WGS x BN; 256 x 128 is -DHGEMM_WGS=4 -DHGEMM_BN=128). At 4096^3 on an
+// H200 this shape ran 239.8 us against cuBLAS's 214.0 us in the same run, the
+// fastest of four shapes timed there (reference/hgemm.md has the table).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// wgmma exists only on the architecture-specific target: a plain sm_90 build
-// would fail in ptxas with a less helpful message.
+// wgmma exists only on the architecture-specific target sm_90a (what the
+// harness builds for on an H100 or H200): any other target would fail in ptxas
+// with a less helpful message.
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#error "this solution uses wgmma (Hopper's warpgroup MMA): build it for sm_90a (harness ... --arch sm_90a)"
+#error "this solution uses wgmma (Hopper's warpgroup MMA), which only the sm_90a target has"
 #endif
 
 // The large-tile configuration; each can be overridden with -D.

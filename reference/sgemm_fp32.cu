@@ -199,9 +199,10 @@ void launch(const float* A, const float* B, float* C, int M, int N, int K) {
 }  // namespace
 
 // Tile configuration (BM, BN, BK, RM, RN, STAGES); -DSGEMM_CFG=... picks
-// another at compile time. 256 x 128 x 8 with 16 x 8 per thread and 3 stages
-// was the fastest of four timed in one H200 run at 4096^3 (3.26 ms; 128 x 128
-// x 16 with 16 x 8: 3.46 ms; 128 x 128 x 16 with 8 x 8: 3.48 ms; cuBLAS 2.79 ms).
+// another at compile time. 128 x 256 x 16 with 8 x 16 per thread and 3 stages
+// was the fastest of seven timed in one H200 run at 4096^3: 3.07 ms, against
+// 3.24-3.34 ms for the others (256 x 128 with BK 8 or 16 and 2-4 stages,
+// 128 x 256 x 8) and cuBLAS's 2.77 ms (reference/sgemm_fp32.md has the table).
 #ifndef SGEMM_CFG
 #define SGEMM_CFG 128, 256, 16, 2, 4, 3
 #endif

@@ -1,33 +1,61 @@
-// ssm_selective_scan_backward: async_ring_chunks.cu with chunks of 44 steps
-// instead of 64, sized for the official size's waves: 4 x 94 chunks x 4 blocks
-// of channels = 1504 blocks for the 792 that fit at once (6 per SM), 1.9 waves,
-// where 64 steps make 1024 blocks, 1.29 waves (a second wave 29 % full). The
-// price: 1.45 times the carries (h, the adjoint aggregate, dA's partials).
+// ssm_selective_scan_backward: the gradient of sum(dy * y) for the Mamba-1
+// selective scan, chunked over time. reference/ssm_selective_scan_backward.md
+// has the floors, the design and the measurements.
 //
-// The rest of this header is async_ring_chunks.cu's: the reference's chunked algorithm (the identity,
-// three exponentials per element, no per-step history; reference/
-// ssm_selective_scan_backward.cu has the derivation) with its per-step inputs
-// fetched by cp.async into a per-thread ring in shared memory, RING steps ahead.
+// Notation (spec.md, "Math"): per channel (b, d) and state n,
+//   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t]*B[t], h[t] = a[t]*h[t-1] + x[t],
+//   g[t] = C[t]*dy[t] + a[t+1]*g[t+1]   (the adjoint, g[seq_len] = 0),
+//   q[t] = g[t]*a[t]*h[t-1]              (dL/da[t] times a[t]).
+// Every gradient is local in g, h and q. q couples the two recurrences, which run
+// in opposite directions; this kernel never forms it. Instead it uses
+//   q[t] - q[t+1] = dy[t]*C[t]*h[t] - g[t]*x[t]
+// (substitute g[t] = C[t]*dy[t] + a[t+1]*g[t+1] and h[t] = a[t]*h[t-1] + x[t]), so
+// over a chunk [t0, t1) of time, with q[t1] known at its boundary,
+//   sum_n A*q[t] = sum_n A*q[t1] + sum_{s=t}^{t1-1} (F[s] - R[s]),
+//     F[s] = dy[s] * sum_n A*C[s]*h[s]       (needs h only),
+//     R[s] = delta[s]*u[s] * sum_n A*B[s]*g[s] (needs g only),
+//   sum_{t in chunk} delta[t]*q[t] = q[t1]*sum(delta) + sum_s D[s]*(dy C h - g x)[s],
+//     D[s] = delta[t0] + ... + delta[s].
+// So the h terms come from a forward sweep and the g terms from a reverse
+// sweep, each on its own: no per-step history of either is kept.
 //
-// Why: under Nsight Compute the reference's two chunk kernels run at 12 warps per
-// SM with long-scoreboard waits on top. Each step there loads delta, u and dy
-// (and F in the reverse sweep) one step ahead into registers, about one step's
-// work (~900 issue cycles of a scheduler's 3 warps) before their use: less than
-// a DRAM round trip under load. A ring of RING steps puts the loads RING-1 steps
-// ahead without registers: cp.async writes shared memory directly, and each
-// thread copies and reads only its own channels' entries, so no barrier guards
-// the ring (cp.async.wait_group is per thread).
-//
-// Otherwise as the reference: time in chunks of TC steps, a block = 128 channels
-// x one chunk, 64 threads of 2 channels x 16 states; passes chunk_aggregates,
-// carries (loads batched 32 chunks deep, from 8), chunk_gradients, then the
-// finish, whose dA and dskip sums over (batch, chunk) now run 8 threads per
-// element (the reference's one thread per element waited on 256 loads in turn).
+// Passes (time in chunks of TC steps; a block = 128 channels x one chunk, 64
+// threads of 2 channels x 16 states):
+//  1. chunk_aggregates: per chunk, h from 0 at the chunk start (its end state
+//     is the chunk's contribution to the next chunk's h) and
+//     sum_s (a[t0]*...*a[s]) * C[s]*dy[s] (the chunk's contribution to the
+//     adjoint flowing into the previous chunk), and sum(delta) per channel.
+//  2. carries: per (b, d, n), the true h before each chunk and a*g after it,
+//     with the chunk's decay exp(A*sum(delta)); loads batched 32 chunks deep.
+//  3. chunk_gradients: per chunk, the forward sweep from the true h (dC, F, the
+//     h half of dA) then the reverse sweep from the true a*g (g, du, ddelta, dB,
+//     the g half of dA). dB and dC sum over the block's 128 channels through
+//     shared memory, 4 steps at a time; F goes to scratch for the reverse sweep.
+//  4. finish: dA and dskip summed over (batch, chunk), 8 threads per output
+//     and a fixed-order combine; dB and dC over the blocks of channels.
+// Three exponentials per (b, t, d, n): pass 1, and each sweep of pass 3.
 // No atomics; every sum has one owner, so results are deterministic.
 //
+// Per-step inputs through a ring: in passes 1 and 3 each step's delta, u and
+// dy (and F in the reverse sweep) are fetched by cp.async into a per-thread
+// ring of RING steps in shared memory, RING-1 steps ahead. Why: under Nsight
+// Compute the chunk kernels run at 12 warps per SM, and a register load one
+// step ahead comes about one step's work (~900 issue cycles of a scheduler's
+// 3 warps) before its use: less than a DRAM round trip under load. cp.async
+// writes shared memory directly, so the deeper prefetch costs no registers;
+// each thread copies and reads only its own channels' entries, so no barrier
+// guards the ring (cp.async.wait_group is per thread).
+//
+// Chunks of 44 steps, sized for the official size's waves: 4 x 94 chunks x 4
+// blocks of channels = 1504 blocks for the 792 that fit at once (6 per SM),
+// 1.9 waves, where 64 steps make 1024 blocks, 1.29 waves (a second wave 29 %
+// full). The price: 1.45 times the carries (h, the adjoint aggregate, dA's
+// partials).
+//
 // Every size takes the same code: states in groups of 16 (padded states have
-// A = B = C = 0 and stay 0), ragged channels and steps copy zeros (cp.async's
-// zero fill: a = 1, no input) and are not stored.
+// A = B = C = 0 and stay 0; a thread walks the groups in turn), ragged
+// channels and steps copy zeros (cp.async's zero fill: a = 1, no input) and
+// are not stored.
 //
 // Compile-time switches: TC [44], steps per chunk (a multiple of 4); RING [4],
 // steps in the ring (a power of two).

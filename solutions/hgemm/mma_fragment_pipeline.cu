@@ -1,8 +1,9 @@
 // hgemm: C (M x N, float32) = A (M x K, half) * B (K x N, half), all
 // row-major, float32 accumulation with mma.sync on the tensor cores.
 //
-// The previous reference's multistage design (solutions/hgemm/mma_single_buffered_fragments.cu) (cp.async ring of BK = 64 slices, XOR
-// swizzled shared memory, ldmatrix + mma.sync.m16n8k16, one barrier per slice,
+// The multistage design of solutions/hgemm/mma_single_buffered_fragments.cu
+// (cp.async ring of BK = 64 slices, XOR swizzled shared memory, ldmatrix +
+// mma.sync.m16n8k16, one barrier per slice,
 // grouped rasterisation, zero-filled edges) with the operand fragments
 // software-pipelined the way CUTLASS's multistage mainloop does it:
 //   * A fragments double-buffered: step kk+1's ldmatrix are issued before
@@ -18,7 +19,8 @@
 //     address is kept live).
 // When K or N is not a multiple of 8 the slices are loaded element by element
 // (same tiles, slower loads); outputs smaller than one large tile use 64 x 64
-// tiles.
+// tiles. The hgemm reference until the wgmma kernel (reference/hgemm.cu)
+// replaced it: 366.0 us against 239.8 us at 4096^3 in one H200 run.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>

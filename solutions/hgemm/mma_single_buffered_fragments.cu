@@ -1,6 +1,8 @@
-// hgemm, the reference until its fragments were software-pipelined
-// (reference/hgemm.cu: 389.0 us here against 367.4 us in one H200 run): C (M x N, float32) = A (M x K, half) * B (K x N, half), all
-// row-major, float32 accumulation on the tensor cores.
+// hgemm: C (M x N, float32) = A (M x K, half) * B (K x N, half), all
+// row-major, float32 accumulation on the tensor cores. The mma.sync kernel
+// before its fragments were software-pipelined
+// (solutions/hgemm/mma_fragment_pipeline.cu: 389.0 us here against 367.4 us
+// in one H200 run).
 //
 // Ampere-style pipeline (runs on sm_80 and sm_90, and on emu):
 //   * block tile BM x BN, K in slices of BK = 64 halves (128-byte rows);

@@ -4,7 +4,8 @@
 // zero padding past the edges, so any M, N, K work; the accumulators go
 // through shared memory on the way out so that partial edge tiles are
 // stored element by element. Synchronous loads and no pipelining: the step
-// from here to the reference is cp.async stages, ldmatrix and larger tiles.
+// from here to mma_single_buffered_fragments.cu is cp.async stages, ldmatrix
+// and larger tiles.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
