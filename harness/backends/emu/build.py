@@ -26,8 +26,7 @@ RUNTIME_DIR = Path(__file__).parent / "runtime"
 RUNTIME_HEADER = RUNTIME_DIR / "emu_cuda.h"
 SHIM_INCLUDE_DIR = RUNTIME_DIR / "include"
 # Hopper with its architecture-specific instructions (wgmma): everything sm_90
-# accepts, plus what emu runs of sm_90a; the GPU build of such code needs
-# `--arch sm_90a` too.
+# accepts, plus what emu runs of sm_90a, as the GPU build on a Hopper does.
 NVCC_ARCH = "sm_90a"
 
 CXX_FLAGS = [
