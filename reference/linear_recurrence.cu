@@ -1,15 +1,24 @@
-// linear_recurrence: lookback_interleaved_rows.cu (rows interleaved in ticket
-// order, self-tagged 64-bit status words, one round trip per look-back step)
-// with the tile's a and x copied global -> shared memory by cp.async instead
-// of through registers.
+// linear_recurrence: one pass, decoupled look-back along time. Each row is cut
+// into tiles of 4096 steps (256 threads x 16 consecutive steps); a block takes
+// ticket t from an atomic counter (not blockIdx, so a tile waits only on tiles
+// whose blocks already run), which is tile t / batch of row t % batch: the
+// rows advance side by side and each row's look-back chain needs only 1/batch
+// of the streaming rate. The block copies its tile's a and x global -> shared
+// memory with cp.async, composes the tile's affine map h -> a*h + x (per
+// thread, across the warp, across the 8 warps), publishes it, and warp 0 looks
+// back over the row's preceding tiles, composing their maps until one has
+// published its end state. The block publishes its own end state and writes h.
+// Status words: two 64-bit words per tile, (tag << 32) | float bits for a and
+// for x, tag = epoch * 4 + {1 map, 2 end state}; the end state is the constant
+// map (0, end h), a rewrite of the x word only. Each word carries its own tag,
+// so one round trip per look-back step and no fence.
 //
-// Why: once the look-back chain is gone, the rate is bounded by the bytes of
-// loads each SM keeps in flight while some of its blocks wait (for their
-// ticket, their loads, their look-back). Loads through registers are bounded
-// by registers: lookback_interleaved_rows.cu holds 64 bytes per thread, 5
-// blocks of 256 threads per SM, 80 KB. cp.async needs no destination
-// registers: a 4096-step tile (32 KB of a and x) per block, ~40 registers,
-// 6 blocks per SM, 192 KB in flight per SM.
+// Why cp.async: the rate is bounded by the bytes of loads each SM keeps in
+// flight while some of its blocks wait (for their ticket, their loads, their
+// look-back). Loads through registers are bounded by registers (64 bytes per
+// thread: 5 blocks of 256 threads per SM, 80 KB). cp.async needs no
+// destination registers: 32 KB of a and x per block, ~40 registers, 6 blocks
+// per SM, 192 KB in flight per SM.
 //
 // Shared memory holds each array as float4s at a swizzled slot,
 // q ^ ((q >> 3) & 7): the striped copies (thread t: float4 t + 256 i) and a

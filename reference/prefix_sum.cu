@@ -1,17 +1,22 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// prefix_sum: lookback_wide_window.cu (8192-element tiles, a look-back window
-// of 128 predecessors, ticket order, aggregate published before the local
-// scan) with the tile copied global -> shared memory by cp.async instead of
-// through registers.
+// prefix_sum: one pass, decoupled look-back. Each block takes a tile of 8192
+// elements (256 threads x 32 consecutive elements) in ticket order (an atomic
+// counter, not blockIdx, so a tile waits only on tiles whose blocks already
+// run), copies it global -> shared memory with cp.async, sums each thread's
+// run, scans the sums across the warp and the 8 warps, publishes the tile
+// aggregate, rewrites its tile-local inclusive values in shared memory, then
+// warp 0 looks back over a window of 128 predecessors per round (4 status
+// words a lane), waiting only for those nearer than the nearest inclusive
+// prefix, publishes the tile's inclusive prefix, and all threads add it while
+// storing.
 //
-// Why: with the look-back chain out of the way, the rate is bounded by the
-// bytes of loads each SM keeps in flight while some of its blocks wait (for
-// their ticket, their loads, their look-back). Through registers that is
-// bounded by registers: lookback_wide_window.cu holds 128 bytes per thread at
-// 64 registers, 4 blocks per SM, 128 KB. cp.async needs no destination
-// registers; the thread's run is summed, then scanned, straight from shared
+// Why cp.async: the rate is bounded by the bytes of loads each SM keeps in
+// flight while some of its blocks wait (for their ticket, their loads, their
+// look-back). Loads through registers are bounded by registers (128 bytes per
+// thread cost 64 registers: 4 blocks, 128 KB per SM). cp.async needs no
+// destination registers; the run is summed, then scanned, straight from shared
 // memory (two passes, a float4 at a time), ~40 registers, and shared memory
 // allows 6 tiles of 32 KB per SM: 192 KB in flight.
 //

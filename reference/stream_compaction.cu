@@ -12,8 +12,9 @@
 // have consecutive dropped ranks, so each tile writes one run of values at
 // [P, P + kept) and one run of zeros ending at N - D, where P is the kept
 // count before the tile and D = (tile start) - P the dropped count. No second
-// launch (reference/stream_compaction.cu's zero_tail: 17 us of its 103 under
-// ncu), no tile waits for the total.
+// launch for the zeros (a separate zero-fill kernel cost 17 us of 103 under
+// ncu in solutions/stream_compaction/lookback_then_zero_tail.cu), no tile
+// waits for the total.
 //
 // Per tile (256 threads x LOADS float4, striped: float4 q of the tile is
 // thread q % 256's load q / 256, 512 contiguous bytes per warp load):
@@ -31,8 +32,8 @@
 //     latency bounds the whole scan's rate;
 //  5. the kept run and the zero run go out as aligned float4 stores with
 //     scalar heads and tails.
-// Status words: 64 bits, (epoch << 34) | (flag << 32) | count, as in
-// reference/stream_compaction.cu; the count travels with its flag, so no fence
+// Status words: 64 bits, (epoch << 34) | (flag << 32) | count, written and
+// read whole; the count travels with its flag, so no fence
 // is needed. The epoch makes words of earlier calls read as "not ready".
 
 #ifndef LOADS

@@ -1,0 +1,271 @@
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+// prefix_sum: one pass, decoupled look-back, on a persistent grid in which
+// each block keeps the NEXT tile's loads in flight while it scans, looks back
+// and stores the current one.
+//
+// Why: with one tile per block (reference/prefix_sum.cu) a block's loads are in
+// flight only before its first barrier; while warp 0 looks back, the other
+// warps wait at __syncthreads and the block's 32 KB of shared memory load
+// nothing (ncu: `barrier` the first stall, DRAM ~52 %). Here a block holds two
+// tickets: the current tile, already in shared memory, and the next one,
+// drawn from the counter and copied global -> shared memory with cp.async at
+// the start of the current tile's work, so its loads overlap the current
+// tile's scan, look-back and stores. 3 blocks of 2 x 32 KB per SM: ~96 KB of
+// loads in flight per SM at all times.
+//
+// Per tile of 8192 elements (256 threads x 32 consecutive elements): each
+// thread sums its run from shared memory, the sums are scanned across the warp
+// and the 8 warps, the tile aggregate is published at once, the tile-local
+// inclusive values are written back in place, warp 0 looks back over 128
+// predecessors per round (4 status words a lane) waiting only for those nearer
+// than the nearest inclusive prefix, and the stores add the tile's prefix.
+//
+// Why it cannot deadlock, co-resident or not: tickets come from an atomic
+// counter, and a block draws its next ticket only while it holds its current
+// one, so the holder of the lowest unfinished tile has it as its current
+// tile (its current tile is lower than its next), in shared memory or on the
+// way, and every tile below it is finished: its look-back completes. Why the
+// look-back chain does not serialise: a block draws its next ticket when it
+// starts its current tile, so a block's two tickets are about a grid's worth
+// of tickets apart; a tile's aggregate waits for its holder's current tile,
+// which is about one grid of tiles earlier, not for its immediate predecessor.
+//
+// Shared memory holds each tile as float4s at a swizzled slot
+// q ^ ((q >> 3) & 7): the striped copies and stores (float4 t + 256 k) and a
+// thread's reads of its own 8 consecutive float4s both touch 8 distinct
+// 16-byte slots of a 128-byte row per quarter warp: no bank conflicts.
+// Status words are 64 bits, (epoch << 34) | (flag << 32) | float bits, written
+// and read whole: the value travels with its flag, so no fence is needed.
+// The epoch is solve()'s call count: words of earlier calls read as "not
+// ready", no clearing per call.
+
+#include <cuda_pipeline.h>
+
+#ifndef ITEMS
+#define ITEMS 32  // elements per thread, a multiple of 4
+#endif
+constexpr int BLOCKS_PER_SM = 3;  // 3 x 64 KB of shared memory (two tiles each)
+#ifndef LANE_WORDS
+#define LANE_WORDS 4  // status words each lane reads per look-back round
+#endif
+
+constexpr int THREADS = 256;
+constexpr int TILE = THREADS * ITEMS;
+constexpr int WARPS = THREADS / 32;
+constexpr int WINDOW = 32 * LANE_WORDS;
+constexpr int QUADS = TILE / 4, THREAD_QUADS = ITEMS / 4;
+constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
+constexpr unsigned NONE = 0xffffffffu;
+
+// The shared-memory slot of the tile's float4 q, and of its element e.
+__device__ __forceinline__ int slot(int q) { return q ^ ((q >> 3) & 7); }
+__device__ __forceinline__ int slot_of(int e) { return 4 * slot(e >> 2) + (e & 3); }
+
+__device__ __forceinline__ unsigned long long pack(unsigned epoch, unsigned long long flag, float v) {
+    return ((unsigned long long)epoch << 34) | (flag << 32) | (unsigned long long)__float_as_uint(v);
+}
+
+__device__ __forceinline__ unsigned flag_of(unsigned long long s, unsigned epoch) {
+    return (s >> 34) == epoch ? (unsigned)((s >> 32) & 3ull) : 0u;
+}
+
+__device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
+    return *(const volatile unsigned long long*)p;
+}
+
+__device__ __forceinline__ void write_status(unsigned long long* p, unsigned long long v) {
+    *(volatile unsigned long long*)p = v;
+}
+
+// The sum of the aggregates of the tiles before `tile` down to and including
+// the nearest inclusive prefix. Run by one whole warp.
+__device__ float look_back(const unsigned long long* status, int tile, unsigned epoch, int lane) {
+    float prefix = 0.0f;
+    for (int end = tile;; end -= WINDOW) {  // predecessors [0, end) not yet accounted for
+        unsigned long long s[LANE_WORDS];
+#pragma unroll
+        for (int j = 0; j < LANE_WORDS; ++j) {
+            int pred = end - 1 - (lane * LANE_WORDS + j);  // distance lane*LANE_WORDS + j: lane 0, j 0 is the nearest
+            s[j] = pred >= 0 ? read_status(status + pred) : pack(epoch, FLAG_INCLUSIVE, 0.0f);
+        }
+        unsigned first_inclusive, first_missing;
+        while (true) {
+            unsigned my_inclusive = NONE, my_missing = NONE;
+#pragma unroll
+            for (int j = LANE_WORDS - 1; j >= 0; --j) {
+                unsigned f = flag_of(s[j], epoch);
+                if (f == FLAG_INCLUSIVE) my_inclusive = lane * LANE_WORDS + j;
+                if (f == 0u) my_missing = lane * LANE_WORDS + j;
+            }
+            first_inclusive = __reduce_min_sync(0xffffffffu, my_inclusive);
+            first_missing = __reduce_min_sync(0xffffffffu, my_missing);
+            if (first_missing == NONE || first_missing > first_inclusive) break;
+            // a tile nearer than the nearest inclusive prefix has not published: read the missing ones again
+#pragma unroll
+            for (int j = 0; j < LANE_WORDS; ++j)
+                if (flag_of(s[j], epoch) == 0u) s[j] = read_status(status + end - 1 - (lane * LANE_WORDS + j));
+        }
+        float v = 0.0f;
+#pragma unroll
+        for (int j = 0; j < LANE_WORDS; ++j)
+            if ((unsigned)(lane * LANE_WORDS + j) <= first_inclusive) v += __uint_as_float((unsigned)s[j]);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        prefix += v;
+        if (first_inclusive != NONE) return prefix;
+    }
+}
+
+// A ticket: tickets are drawn 0, 1, ... from the counter; every block draws
+// exactly one ticket >= tiles (its last draw), so a launch draws tiles + grid
+// tickets and the block drawing the last one puts the counter back to 0 for
+// the next launch (nothing kept on the host that a failed launch could put out
+// of step).
+__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long draws) {
+    unsigned long long ticket = atomicAdd(counter, 1ull);
+    if (ticket == draws - 1) atomicExch(counter, 0ull);
+    return ticket;
+}
+
+// Start copying tile `tile_id` into `buffer` (one cp.async group per thread;
+// partial tiles and unaligned pointers load per element, synchronously).
+__device__ __forceinline__ void load_tile(float* buffer, const float* __restrict__ in, int N, int tile_id,
+                                          bool vectorized, int t) {
+    const long long base = (long long)tile_id * TILE;
+    if (vectorized && base + TILE <= N) {
+        const float4* src = reinterpret_cast<const float4*>(in + base);
+#pragma unroll
+        for (int k = 0; k < QUADS / THREADS; ++k) {
+            const int q = t + k * THREADS;
+            __pipeline_memcpy_async(buffer + 4 * slot(q), src + q, 16);
+        }
+    } else {
+        for (int e = t; e < TILE; e += THREADS) buffer[slot_of(e)] = base + e < N ? in[base + e] : 0.0f;
+    }
+    __pipeline_commit();
+}
+
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
+    scan_kernel(const float* __restrict__ in, float* __restrict__ out, int N, unsigned long long* status,
+                unsigned long long* counter, int tiles, unsigned long long draws, unsigned epoch, bool vectorized) {
+    extern __shared__ __align__(16) float buffers[];  // two tiles
+    __shared__ float warp_totals[WARPS];
+    __shared__ float tile_prefix;
+    __shared__ int ticket_of[2];  // the next tile, by parity of the iteration
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    if (t == 0) ticket_of[0] = (int)min(draw_ticket(counter, draws), (unsigned long long)tiles);
+    __syncthreads();
+    int tile_id = ticket_of[0];
+    if (tile_id >= tiles) return;  // the whole block: its one draw past the end
+    load_tile(buffers, in, N, tile_id, vectorized, t);
+
+    for (int iteration = 0;; ++iteration) {
+        float* tile = buffers + (iteration & 1) * TILE;
+        float4* tile4 = reinterpret_cast<float4*>(tile);
+        if (t == 0) ticket_of[(iteration + 1) & 1] = (int)min(draw_ticket(counter, draws), (unsigned long long)tiles);
+        __pipeline_wait_prior(0);  // this thread's copies of the current tile
+        __syncthreads();           // everyone's copies; the next ticket; the other buffer's last reads done
+        const int next_id = ticket_of[(iteration + 1) & 1];
+        if (next_id < tiles) load_tile(buffers + ((iteration + 1) & 1) * TILE, in, N, next_id, vectorized, t);
+        const long long base = (long long)tile_id * TILE;
+
+        // the sum of the thread's run, a warp scan of the sums, the tile aggregate
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < THREAD_QUADS; ++i) {
+            const float4 v = tile4[slot(t * THREAD_QUADS + i)];
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+        float inclusive = sum;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            float y = __shfl_up_sync(0xffffffffu, inclusive, d);
+            if (lane >= d) inclusive += y;
+        }
+        if (lane == 31) warp_totals[warp] = inclusive;
+        __syncthreads();
+        float warp_exclusive = 0.0f, aggregate = 0.0f;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) {
+            float total = warp_totals[w];
+            if (w < warp) warp_exclusive += total;
+            aggregate += total;
+        }
+        if (t == 0)
+            write_status(status + tile_id, pack(epoch, tile_id == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE, aggregate));
+
+        // tile-local inclusive values, in place (each thread rewrites only its own run)
+        float running = warp_exclusive + (inclusive - sum);
+#pragma unroll
+        for (int i = 0; i < THREAD_QUADS; ++i) {
+            const int s = slot(t * THREAD_QUADS + i);
+            float4 v = tile4[s];
+            v.x = running += v.x;
+            v.y = running += v.y;
+            v.z = running += v.z;
+            v.w = running += v.w;
+            tile4[s] = v;
+        }
+
+        // look-back
+        if (warp == 0) {
+            float prefix = 0.0f;
+            if (tile_id > 0) {
+                prefix = look_back(status, tile_id, epoch, lane);
+                if (lane == 0) write_status(status + tile_id, pack(epoch, FLAG_INCLUSIVE, prefix + aggregate));
+            }
+            if (lane == 0) tile_prefix = prefix;
+        }
+        __syncthreads();
+
+        // store
+        const float prefix = tile_prefix;
+        if (vectorized && base + TILE <= N) {
+            float4* dst = reinterpret_cast<float4*>(out + base);
+#pragma unroll
+            for (int k = 0; k < QUADS / THREADS; ++k) {
+                const int q = t + k * THREADS;
+                const float4 v = tile4[slot(q)];
+                __stcs(dst + q, make_float4(prefix + v.x, prefix + v.y, prefix + v.z, prefix + v.w));
+            }
+        } else {
+            for (int e = t; e < TILE; e += THREADS)
+                if (base + e < N) out[base + e] = prefix + tile[slot_of(e)];
+        }
+        if (next_id >= tiles) return;
+        tile_id = next_id;
+    }
+}
+
+extern "C" void solve(const float* input, float* output, int N) {
+    static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
+    static int capacity = 0;                       // tiles
+    static unsigned epoch = 0;
+    static int grid_limit = 0;                     // resident blocks: SMs x BLOCKS_PER_SM
+    if (N <= 0) return;
+    const size_t shared_bytes = 2 * TILE * sizeof(float);
+    if (grid_limit == 0) {
+        int device = 0, sms = 0;
+        cudaGetDevice(&device);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        cudaFuncSetAttribute(scan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
+        grid_limit = (sms > 0 ? sms : 1) * BLOCKS_PER_SM;
+    }
+    int tiles = (N + TILE - 1) / TILE;
+    if (tiles > capacity) {
+        if (status) cudaFree(status);
+        if (cudaMalloc(&status, (size_t)(tiles + 1) * sizeof(unsigned long long)) != cudaSuccess) {
+            status = nullptr, capacity = 0;
+            return;  // out of memory: output stays unwritten and the check says so
+        }
+        cudaMemset(status, 0, (size_t)(tiles + 1) * sizeof(unsigned long long));  // epoch 0: never a live epoch
+        capacity = tiles;
+    }
+    epoch = epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1
+    const bool vectorized = (((uintptr_t)input | (uintptr_t)output) & 15) == 0;
+    const int grid = tiles < grid_limit ? tiles : grid_limit;
+    scan_kernel<<<grid, THREADS, shared_bytes>>>(input, output, N, status, status + capacity, tiles,
+                                                 (unsigned long long)tiles + grid, epoch, vectorized);
+}

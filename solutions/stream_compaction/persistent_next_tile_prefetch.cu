@@ -1,0 +1,306 @@
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <cuda_pipeline.h>
+
+// stream_compaction: one kernel, one pass (decoupled look-back), the zeros
+// written as a partition's rejected side, on a persistent grid in which each
+// block keeps the NEXT tile's loads in flight (cp.async into shared memory)
+// while it ranks, looks back and stores the current one.
+//
+// Why: with one tile per block (reference/stream_compaction.cu) a block's loads
+// are in flight only before its first barrier, through 128 bytes of registers
+// per thread; while warp 0 looks back, the other warps wait at __syncthreads
+// (ncu: `barrier` the first stall, DRAM ~52 %). Here a block holds two
+// tickets: the current tile, already in shared memory, and the next one, drawn
+// from the counter and copied global -> shared memory with cp.async at the
+// start of the current tile's work. The current tile's buffer, once every
+// thread has its values in registers, becomes the staging area of its kept
+// elements. 3 blocks of 2 x 32 KB per SM: ~96 KB of loads in flight per SM.
+//
+// Every output slot is written once: a kept element with kept-rank r goes to
+// slot r; a dropped element with dropped-rank r (the number of dropped
+// elements before it) writes 0.0 to slot N-1-r. The dropped ranks
+// 0 .. N-count-1 fill exactly the slots count .. N-1, and a tile's dropped
+// elements have consecutive dropped ranks, so each tile writes one run of
+// values at [P, P + kept) and one run of zeros ending at N - D, where P is the
+// kept count before the tile and D = (tile start) - P.
+//
+// Per tile (256 threads x LOADS float4, striped: float4 q of the tile is
+// thread q % 256's load q / 256): keep flags x > 0, a thread's count per
+// float4 packed 8 bits each and scanned across the warp with shuffles, the
+// (load, warp) totals scanned by warp 0, which publishes the tile count; the
+// kept elements staged at their rank; warp 0 looks back, 128 predecessors per
+// round (4 status words a lane), waiting only for those nearer than the
+// nearest inclusive prefix; both runs go out as aligned float4 stores with
+// scalar heads and tails. Status words: 64 bits, (epoch << 34) | (flag << 32)
+// | count, written and read whole: no fence; the epoch makes words of earlier
+// calls read as "not ready".
+//
+// Why it cannot deadlock, co-resident or not: tickets come from an atomic
+// counter, and a block draws its next ticket only while it holds its current
+// one, so the holder of the lowest unfinished tile has it as its current tile
+// and every tile below it is finished: its look-back completes. A block's two
+// tickets are about a grid's worth apart (the next is drawn when the current
+// one starts), so a tile's count waits for a tile about a grid earlier, not
+// for its immediate predecessor: the chain does not serialise.
+
+#ifndef LOADS
+#define LOADS 8  // float4 per thread, a multiple of 4
+#endif
+constexpr int BLOCKS_PER_SM = 3;  // 3 x 64 KB of shared memory (two tiles each)
+#ifndef LANE_WORDS
+#define LANE_WORDS 4  // status words each lane reads per look-back round
+#endif
+
+constexpr int THREADS = 256;
+constexpr int TILE = THREADS * LOADS * 4;
+constexpr int WARPS = THREADS / 32;
+constexpr int PACKS = LOADS / 4;  // ints of four 8-bit counts per thread
+constexpr int WINDOW = 32 * LANE_WORDS;
+constexpr int GROUPS_PER_LANE = LOADS * WARPS / 32;
+constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
+constexpr unsigned NONE = 0xffffffffu;
+
+__device__ __forceinline__ unsigned long long pack(unsigned epoch, unsigned long long flag, unsigned v) {
+    return ((unsigned long long)epoch << 34) | (flag << 32) | v;
+}
+
+__device__ __forceinline__ unsigned flag_of(unsigned long long s, unsigned epoch) {
+    return (s >> 34) == epoch ? (unsigned)((s >> 32) & 3ull) : 0u;
+}
+
+__device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
+    return *(const volatile unsigned long long*)p;
+}
+
+__device__ __forceinline__ void write_status(unsigned long long* p, unsigned long long v) {
+    *(volatile unsigned long long*)p = v;
+}
+
+// Kept elements before tile `tile`: the counts of its predecessors down to and
+// including the nearest inclusive prefix. Run by one whole warp, tile > 0.
+__device__ unsigned look_back(const unsigned long long* status, int tile, unsigned epoch, int lane) {
+    unsigned prefix = 0;
+    for (int end = tile;; end -= WINDOW) {  // predecessors [0, end) not yet accounted for
+        unsigned long long s[LANE_WORDS];
+#pragma unroll
+        for (int j = 0; j < LANE_WORDS; ++j) {
+            int pred = end - 1 - (lane * LANE_WORDS + j);  // lane 0, j 0 is the nearest
+            s[j] = pred >= 0 ? read_status(status + pred) : pack(epoch, FLAG_INCLUSIVE, 0u);
+        }
+        unsigned first_inclusive, first_missing;
+        while (true) {
+            unsigned my_inclusive = NONE, my_missing = NONE;
+#pragma unroll
+            for (int j = LANE_WORDS - 1; j >= 0; --j) {
+                unsigned f = flag_of(s[j], epoch);
+                if (f == FLAG_INCLUSIVE) my_inclusive = lane * LANE_WORDS + j;
+                if (f == 0u) my_missing = lane * LANE_WORDS + j;
+            }
+            first_inclusive = __reduce_min_sync(0xffffffffu, my_inclusive);
+            first_missing = __reduce_min_sync(0xffffffffu, my_missing);
+            if (first_missing == NONE || first_missing > first_inclusive) break;
+#pragma unroll
+            for (int j = 0; j < LANE_WORDS; ++j)
+                if (flag_of(s[j], epoch) == 0u) s[j] = read_status(status + end - 1 - (lane * LANE_WORDS + j));
+        }
+        unsigned c = 0;
+#pragma unroll
+        for (int j = 0; j < LANE_WORDS; ++j)
+            if ((unsigned)(lane * LANE_WORDS + j) <= first_inclusive) c += (unsigned)s[j];
+        prefix += __reduce_add_sync(0xffffffffu, c);
+        if (first_inclusive != NONE) return prefix;
+    }
+}
+
+// dst[0 .. n) = src(i) for i in 0 .. n: float4 stores from dst's first 16-byte
+// boundary on when `vector` (dst's array is 16-byte aligned), scalar otherwise.
+template <class Source>
+__device__ __forceinline__ void write_run(float* dst, int n, bool vector, Source src) {
+    const int t = threadIdx.x;
+    int head = vector ? (int)((16 - ((uintptr_t)dst & 15)) & 15) / 4 : 0;
+    if (head > n) head = n;
+    if (t < head) __stcs(dst + t, src(t));
+    const int quads = vector ? (n - head) / 4 : 0;
+    float4* body = reinterpret_cast<float4*>(dst + head);
+    for (int q = t; q < quads; q += THREADS) {
+        int i = head + 4 * q;
+        __stcs(body + q, make_float4(src(i), src(i + 1), src(i + 2), src(i + 3)));
+    }
+    for (int i = head + 4 * quads + t; i < n; i += THREADS) __stcs(dst + i, src(i));
+}
+
+// A ticket: tickets are drawn 0, 1, ... from the counter; every block draws
+// exactly one ticket >= tiles (its last draw), so a launch draws tiles + grid
+// tickets and the block drawing the last one puts the counter back to 0 for
+// the next launch.
+__device__ __forceinline__ int draw_ticket(unsigned long long* counter, unsigned long long draws, int tiles) {
+    unsigned long long ticket = atomicAdd(counter, 1ull);
+    if (ticket == draws - 1) atomicExch(counter, 0ull);
+    return ticket < (unsigned long long)tiles ? (int)ticket : tiles;
+}
+
+// Start copying tile `tile_id` into `buffer`, element i at buffer[i] (each
+// thread copies the float4s it will read: t + 256 k); a partial tile or an
+// unaligned input loads per element, synchronously, zeros (not kept) past the end.
+__device__ __forceinline__ void load_tile(float* buffer, const float* __restrict__ in, int N, int tile_id,
+                                          bool in_aligned, int t) {
+    const long long base = (long long)tile_id * TILE;
+    const int elements = (int)(N - base < TILE ? N - base : TILE);
+    if (in_aligned && elements == TILE) {
+        const float4* src = reinterpret_cast<const float4*>(in + base);
+#pragma unroll
+        for (int k = 0; k < LOADS; ++k) __pipeline_memcpy_async(buffer + 4 * (t + k * THREADS), src + t + k * THREADS, 16);
+    } else {
+#pragma unroll
+        for (int k = 0; k < LOADS; ++k)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                int i = 4 * (t + k * THREADS) + c;
+                buffer[i] = i < elements ? in[base + i] : 0.0f;
+            }
+    }
+    __pipeline_commit();
+}
+
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
+    compact_persistent(const float* __restrict__ in, float* __restrict__ out, int* count, int N,
+                       unsigned long long* status, unsigned long long* tickets, unsigned long long draws,
+                       unsigned epoch, int tiles, bool in_aligned, bool out_aligned) {
+    extern __shared__ __align__(16) float buffers[];  // two tiles
+    __shared__ int group_totals[LOADS * WARPS];  // kept elements per (load, warp) in tile order, then their exclusive scan
+    __shared__ int tile_kept;
+    __shared__ int tile_prefix;
+    __shared__ int ticket_of[2];  // the next tile, by parity of the iteration
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    if (t == 0) ticket_of[0] = draw_ticket(tickets, draws, tiles);
+    __syncthreads();
+    int tile_id = ticket_of[0];
+    if (tile_id >= tiles) return;  // the whole block: its one draw past the end
+    load_tile(buffers, in, N, tile_id, in_aligned, t);
+
+    for (int iteration = 0;; ++iteration) {
+        float* buffer = buffers + (iteration & 1) * TILE;
+        if (t == 0) ticket_of[(iteration + 1) & 1] = draw_ticket(tickets, draws, tiles);
+        __pipeline_wait_prior(0);  // this thread's copies of the current tile
+        __syncthreads();           // the next ticket; the other buffer's last reads done
+        const int next_id = ticket_of[(iteration + 1) & 1];
+        if (next_id < tiles) load_tile(buffers + ((iteration + 1) & 1) * TILE, in, N, next_id, in_aligned, t);
+        const long long base = (long long)tile_id * TILE;
+        const int elements = (int)(N - base < TILE ? N - base : TILE);
+
+        // 1. rank within the tile
+        float v[LOADS][4];
+#pragma unroll
+        for (int k = 0; k < LOADS; ++k) {
+            const float4 q = reinterpret_cast<const float4*>(buffer)[t + k * THREADS];
+            v[k][0] = q.x; v[k][1] = q.y; v[k][2] = q.z; v[k][3] = q.w;
+        }
+        int packed[PACKS], inclusive[PACKS];  // this thread's kept count of load k in bits 8(k%4) .. of packed[k/4]
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+            packed[p] = 0;
+#pragma unroll
+            for (int k = 4 * p; k < 4 * p + 4; ++k) {
+                int n = (v[k][0] > 0.0f) + (v[k][1] > 0.0f) + (v[k][2] > 0.0f) + (v[k][3] > 0.0f);
+                packed[p] |= n << (8 * (k % 4));
+            }
+            inclusive[p] = packed[p];  // a warp's count per load is at most 128: the 8-bit fields never carry
+        }
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1)
+#pragma unroll
+            for (int p = 0; p < PACKS; ++p) {
+                int y = __shfl_up_sync(0xffffffffu, inclusive[p], d);
+                if (lane >= d) inclusive[p] += y;
+            }
+        if (lane == 31)
+#pragma unroll
+            for (int k = 0; k < LOADS; ++k) group_totals[k * WARPS + warp] = (inclusive[k / 4] >> (8 * (k % 4))) & 0xff;
+        __syncthreads();  // also: every thread has read its values out of the buffer
+        if (warp == 0) {  // exclusive scan of the (load, warp) totals in place, GROUPS_PER_LANE per lane
+            int g[GROUPS_PER_LANE], sum = 0;
+#pragma unroll
+            for (int i = 0; i < GROUPS_PER_LANE; ++i) g[i] = group_totals[lane * GROUPS_PER_LANE + i], sum += g[i];
+            int before = sum;
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                int y = __shfl_up_sync(0xffffffffu, before, d);
+                if (lane >= d) before += y;
+            }
+            if (lane == 31) {
+                tile_kept = before;
+                write_status(status + tile_id, pack(epoch, tile_id == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE, before));
+            }
+            before -= sum;
+#pragma unroll
+            for (int i = 0; i < GROUPS_PER_LANE; ++i) group_totals[lane * GROUPS_PER_LANE + i] = before, before += g[i];
+        }
+        __syncthreads();
+        const int kept = tile_kept;
+
+        // 2. stage the kept elements in order, in the current tile's buffer
+#pragma unroll
+        for (int k = 0; k < LOADS; ++k) {
+            int r = group_totals[k * WARPS + warp] + ((inclusive[k / 4] - packed[k / 4]) >> (8 * (k % 4)) & 0xff);
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+                if (v[k][c] > 0.0f) buffer[r++] = v[k][c];
+        }
+
+        // 3. look-back
+        if (warp == 0) {
+            unsigned prefix = 0;
+            if (tile_id > 0) {
+                prefix = look_back(status, tile_id, epoch, lane);
+                if (lane == 0) write_status(status + tile_id, pack(epoch, FLAG_INCLUSIVE, prefix + kept));
+            }
+            if (lane == 0) {
+                tile_prefix = (int)prefix;
+                if (tile_id == tiles - 1) *count = (int)prefix + kept;
+            }
+        }
+        __syncthreads();
+
+        // 4. the kept run at [P, P + kept), the zero run ending at N - D
+        const int P = tile_prefix;
+        const int dropped_before = (int)base - P;
+        write_run(out + P, kept, out_aligned, [&](int i) { return buffer[i]; });
+        write_run(out + (N - dropped_before - (elements - kept)), elements - kept, out_aligned,
+                  [](int) { return 0.0f; });
+        if (next_id >= tiles) return;
+        tile_id = next_id;
+    }
+}
+
+extern "C" void solve(const float* input, float* output, int* count, int N) {
+    static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
+    static int capacity = 0;                       // tiles
+    static unsigned epoch = 0;
+    static int grid_limit = 0;                     // resident blocks: SMs x BLOCKS_PER_SM
+    if (N <= 0) return;
+    const size_t shared_bytes = 2 * TILE * sizeof(float);
+    if (grid_limit == 0) {
+        int device = 0, sms = 0;
+        cudaGetDevice(&device);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        cudaFuncSetAttribute(compact_persistent, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared_bytes);
+        grid_limit = (sms > 0 ? sms : 1) * BLOCKS_PER_SM;
+    }
+    int tiles = (N + TILE - 1) / TILE;
+    if (tiles > capacity) {
+        if (status) cudaFree(status);
+        if (cudaMalloc(&status, (size_t)(tiles + 1) * sizeof(unsigned long long)) != cudaSuccess) {
+            status = nullptr, capacity = 0;
+            return;  // out of memory: output stays unwritten and the check says so
+        }
+        cudaMemset(status, 0, (size_t)(tiles + 1) * sizeof(unsigned long long));  // epoch 0: never a live epoch
+        capacity = tiles;
+    }
+    epoch = epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1
+    const bool in_aligned = ((uintptr_t)input & 15) == 0, out_aligned = ((uintptr_t)output & 15) == 0;
+    const int grid = tiles < grid_limit ? tiles : grid_limit;
+    compact_persistent<<<grid, THREADS, shared_bytes>>>(input, output, count, N, status, status + capacity,
+                                                        (unsigned long long)tiles + grid, epoch, tiles, in_aligned,
+                                                        out_aligned);
+}
