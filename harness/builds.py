@@ -70,5 +70,5 @@ def _device_arch(gpu: int) -> str:
 
     gpus = visible_gpus()
     if not gpus:
-        return "sm_90a"  # building without a GPU (e.g. to check compilation): Hopper
+        return nvcc.HOPPER_ARCH  # building without a GPU (e.g. to check compilation)
     return gpus[min(gpu, len(gpus) - 1)].arch

@@ -66,16 +66,18 @@ def runnable(backend: str, *, timed: bool | None = None) -> list[str]:
     ]
 
 
+def case_marks(backend: str, entry: dict[str, Any]) -> list[Any]:
+    """A case's skip or known-misjudgement marks on `backend`."""
+    marks = []
+    if entry[backend] == "skip":
+        marks.append(pytest.mark.skip(reason=entry["why"]))
+    if entry.get(f"{backend}_xfail"):
+        marks.append(pytest.mark.xfail(strict=True, reason="harness misjudgement: " + entry[f"{backend}_xfail"]))
+    return marks
+
+
 def cases(backend: str) -> list[Any]:
-    params = []
-    for name, entry in EXPECTED.items():
-        marks = []
-        if entry[backend] == "skip":
-            marks.append(pytest.mark.skip(reason=entry["why"]))
-        if entry.get(f"{backend}_xfail"):
-            marks.append(pytest.mark.xfail(strict=True, reason="harness misjudgement: " + entry[f"{backend}_xfail"]))
-        params.append(pytest.param(name, marks=marks, id=name.removesuffix(".cu")))
-    return params
+    return [pytest.param(name, marks=case_marks(backend, entry), id=name.removesuffix(".cu")) for name, entry in EXPECTED.items()]
 
 
 @contextmanager
@@ -190,7 +192,7 @@ def cuda_cases(timed: bool) -> list[Any]:
     for name, entry in EXPECTED.items():
         if bool(entry.get("cuda_timed")) != timed:
             continue
-        marks = [mark for param in cases("cuda") if param.values[0] == name for mark in param.marks]  # skip, xfail
+        marks = case_marks("cuda", entry)
         if not timed and entry["cuda"] != "skip":
             marks.append(pytest.mark.xdist_group(f"corpus-checked-{checked_chunk(name)}"))
         chosen.append(pytest.param(name, marks=marks, id=name.removesuffix(".cu")))

@@ -20,7 +20,8 @@ COPY_BANDWIDTH_BYTES = 1 << 30  # large against the 50-60 MB L2 of current GPUs
 # The flush reads twice the L2: that evicts every line (a dirty one is written
 # back during the flush) and leaves clean lines, which the timed call drops for
 # free. Writing instead left the L2 full of dirty lines, whose write-back the
-# timed call paid: about 12 us of a memory-bound call on an H200 (README).
+# timed call paid: 7.1 us of vector_add's 111.7 us on an H200 (README,
+# gpu/l2_flush/measure.py).
 READ_FLUSH_SOURCE = r'''
 extern "C" __global__ void harness_read_flush(const float4* data, unsigned long long count, float* sink) {
     float total = 0.0f;

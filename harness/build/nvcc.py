@@ -63,6 +63,11 @@ def toolchain() -> Toolchain:
     return Toolchain(nvcc=nvcc, version=match.group(1) if match else out.strip().splitlines()[-1])
 
 
+# The target when no GPU says otherwise (emu's compile check, a build without a
+# GPU): Hopper with its architecture-specific instructions (wgmma).
+HOPPER_ARCH = "sm_90a"
+
+
 def arch_flags(arch: str) -> list[str]:
     """nvcc's target flags for `arch` ("sm_90", or "sm_90a" for Hopper's
     architecture-specific instructions such as wgmma). An "a" target is built

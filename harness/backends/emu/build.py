@@ -25,9 +25,6 @@ from .translate import translate
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 RUNTIME_HEADER = RUNTIME_DIR / "emu_cuda.h"
 SHIM_INCLUDE_DIR = RUNTIME_DIR / "include"
-# Hopper with its architecture-specific instructions (wgmma): everything sm_90
-# accepts, plus what emu runs of sm_90a, as the GPU build on a Hopper does.
-NVCC_ARCH = "sm_90a"
 
 CXX_FLAGS = [
     "-std=c++17", "-O2", "-fPIC", "-shared",
@@ -85,7 +82,7 @@ def nvcc_check(source: Path, nvcc: str) -> None:
     code, and skipping the host compiler halves the check's time (2.97 s
     against 1.53 s for reference/gemv.cu here), which every emu build pays."""
     with tempfile.TemporaryDirectory(prefix="harness-emu-nvcc-") as tmp:
-        cmd = [nvcc, "-cubin", *nvcc_tools.arch_flags(NVCC_ARCH), "-I", str(source.parent), "-o", str(Path(tmp) / "check.cubin"), str(source)]
+        cmd = [nvcc, "-cubin", *nvcc_tools.arch_flags(nvcc_tools.HOPPER_ARCH), "-I", str(source.parent), "-o", str(Path(tmp) / "check.cubin"), str(source)]
         succeeded, output = run_compiler(cmd, source, cwd=Path(tmp))
     if not succeeded:
         raise CompileError(f"nvcc rejected {source.name}:\n{output}", error_diagnostics(output))
