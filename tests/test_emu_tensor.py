@@ -213,6 +213,13 @@ def test_ldmatrix_fragments_follow_the_ptx_table(runner: tp.EmuRunner, variant: 
     diff_expected(f"ldmatrix_{name}", tp.lane_text(got))
 
 
+@pytest.mark.parametrize("n", [1, 127, 128, 1000])
+def test_prefetch_hints_change_nothing(runner: tp.EmuRunner, n: int) -> None:
+    source = np.arange(n, dtype=np.float32) + 0.25
+    _, out = runner.call("prefetch_hints.cu", source, np.zeros(n, np.float32), n)
+    np.testing.assert_array_equal(out, source)
+
+
 def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
     out, early, mid = tp.run_cp_async(runner)
     src = tp.cp_async_source().reshape(5, 32, 4)
@@ -237,6 +244,8 @@ def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
         r"256-bit aligned"),
     (2, r"cp\.async\.ca \(inline PTX\) at tensor_misuse\.cu:\d+ in kernel misuse: addresses .* must be aligned to "
         r"the copy size 8"),
+    (3, r"cp\.async\.bulk\.prefetch\.L2 \(inline PTX\) at tensor_misuse\.cu:\d+ in kernel misuse: the address "
+        r"0x[0-9a-f]+ must be 16-byte aligned and the size 64 a multiple of 16"),
 ])
 def test_tensor_misuse_is_reported(runner: tp.EmuRunner, mode: int, message: str) -> None:
     g = np.zeros(256, np.float16)

@@ -2,6 +2,7 @@
 //   0: ldmatrix given a generic pointer instead of a shared-state address
 //   1: wmma::load_matrix_sync from a pointer that is not 256-bit aligned
 //   2: cp.async.ca of 8 bytes to a 4-byte-aligned shared address
+//   3: cp.async.bulk.prefetch.L2 of a global address that is not 16-byte aligned
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -19,6 +20,8 @@ __global__ void misuse(const half* g, float* out, int mode) {
         nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, nvcuda::wmma::row_major> a;
         nvcuda::wmma::load_matrix_sync(a, S + 4, 16);
         out[threadIdx.x] = __half2float(a.x[0]);
+    } else if (mode == 3) {
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], 64;" ::"l"(g + 2) : "memory");
     } else {
         asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"((uint32_t)__cvta_generic_to_shared(&S[2])), "l"(g));
         asm volatile("cp.async.wait_all;" ::);

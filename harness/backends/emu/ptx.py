@@ -13,6 +13,10 @@ instructions emu executes:
 * `cvt.rna.tf32.f32` (float32 -> tf32 bits, as wmma::__float_to_tf32);
 * `cp.async.{ca,cg}.shared[::cta].global[.L2::{64,128,256}B] [dst], [src], size[, src_size]`,
   `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`;
+* the cache hints `prefetch{.global,.local}.{L1,L2}`,
+  `prefetch.global.L2::evict_{last,normal}`, `prefetchu.L1` and
+  `cp.async.bulk.prefetch.L2.global[.L2::cache_hint]`: nothing a program can
+  see, so nothing is done beyond the bulk form's alignment rules;
 * `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` (N a
   multiple of 8 up to 256) with A from a matrix descriptor or from registers,
   `wgmma.fence.sync.aligned`, `wgmma.commit_group.sync.aligned`,
@@ -46,6 +50,8 @@ _MUFU = re.compile(r"(?P<op>\w+)\.approx(?:\.ftz)?\.f32")
 _MMA = re.compile(r"mma\.sync\.aligned\.m16n8k(?P<k>4|8|16)\.row\.col\.f32\.(?P<a>f16|bf16|tf32)\.(?P<b>f16|bf16|tf32)\.f32")
 _LDMATRIX = re.compile(r"ldmatrix\.sync\.aligned\.m8n8\.x(?P<n>1|2|4)(?P<trans>\.trans)?\.shared(?:::cta)?\.b16")
 _CP_ASYNC = re.compile(r"cp\.async\.(?P<level>ca|cg)\.shared(?:::cta)?\.global(?:\.L2::(?:64|128|256)B)?")
+_PREFETCH = re.compile(r"prefetch(?:\.global|\.local)?\.L[12]|prefetch\.global\.L2::evict_(?:last|normal)|prefetchu\.L1")
+_BULK_PREFETCH = re.compile(r"cp\.async\.bulk\.prefetch\.L2\.global(?P<hint>\.L2::cache_hint)?")
 _WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(?P<n>\d+)k16\.f32\.(?P<a>f16|bf16)\.(?P<b>f16|bf16)")
 _PRED_DECL = re.compile(r"\.reg\s+\.pred\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
 _SETP = re.compile(r"setp\.(?P<cmp>eq|ne)\.(?:b32|s32|u32)")
@@ -296,6 +302,12 @@ def _instruction(text: str, operands: list[Operand], predicates: set[str] | None
         return _ldmatrix(ins, m)
     if m := _CP_ASYNC.fullmatch(op):
         return _cp_async(ins, m)
+    if _PREFETCH.fullmatch(op) and len(ins.args) == 1:
+        return f"(void){ins.address(ins.args[0])};"
+    if (m := _BULK_PREFETCH.fullmatch(op)) and len(ins.args) == (3 if m["hint"] else 2):
+        if m["hint"]:
+            ins.operand(ins.args[2], output=False)  # the cache policy: a hint
+        return f"{EMU}ptx_bulk_prefetch({ins.address(ins.args[0])}, (long long){ins.value(ins.args[1])}, __FILE__, __LINE__);"
     if op == "cvt.rna.tf32.f32" and len(ins.args) == 2:
         out, value = ins.operand(ins.args[0], output=True), ins.operand(ins.args[1], output=False)
         return (f"{EMU}set_reg({out.expr}, {EMU}reg_bits({EMU}round_to_tf32("

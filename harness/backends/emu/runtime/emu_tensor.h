@@ -403,6 +403,16 @@ inline void ptx_cp_async(bool cg, uint64_t dst_addr, uint64_t src_addr, long lon
              src_bytes < 0 || src_bytes > bytes ? -1 : (int)src_bytes, what, file, line);
 }
 
+// An L2 prefetch changes no value a program sees; what the PTX ISA requires of
+// its operands is still checked (on a GPU a violation is undefined).
+inline void ptx_bulk_prefetch(uint64_t src_addr, long long bytes, const char* file, int line) {
+  const char* what = "cp.async.bulk.prefetch.L2 (inline PTX)";
+  current_thread(what);
+  if (src_addr % 16 != 0 || bytes % 16 != 0)
+    fail("%s at %s:%d in kernel %s: the address %p must be 16-byte aligned and the size %lld a multiple of 16", what,
+         base_name(file), line, g.launch->name, (const void*)(uintptr_t)src_addr, bytes);
+}
+
 inline void async_commit() {
   current_thread("cp.async.commit_group");
   AsyncQueue& q = my_async_queue();
