@@ -32,8 +32,6 @@ struct Unit<false> {
 
 __device__ __forceinline__ float* lanes(float4& v) { return &v.x; }
 __device__ __forceinline__ float* lanes(float& v) { return &v; }
-__device__ __forceinline__ const float* lanes(const float4& v) { return &v.x; }
-__device__ __forceinline__ const float* lanes(const float& v) { return &v; }
 
 __device__ __forceinline__ float warp_sum(float v) {
     for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(FULL, v, offset);

@@ -52,7 +52,7 @@ __global__ void column_backward(const float* x, const float* B, const float* C, 
     for (int t = L - 1; t >= 0; --t) {
         const int row = row_of(t);
         const float d = dt[row], l = lam[row];
-        const float alpha = expf(d * A_h), beta = (1.f - l) * d * alpha, gamma = l * d;
+        const float alpha = expf(d * A_h), gamma = l * d;
         float alpha_next = 0.f, beta_next = 0.f;
         if (t + 1 < L) {
             const float dn = dt[row + H], ln = lam[row + H];

@@ -12,8 +12,7 @@ __global__ void ssm_scan(const float* u, const float* delta, const float* A,
     int b=blockIdx.x; if(b>=batch)return;
     // Simplified: per-batch sequential scan
     for(int d=0;d<D;d++){
-        float h[64]={0}; float Ad[64];
-        for(int n=0;n<N;n++)Ad[n]=expf(delta[b*L*D+0*D+d]*A[d*N+n]);
+        float h[64]={0};
         for(int t=0;t<L;t++){
             float d_t=delta[(b*L+t)*D+d];
             for(int n=0;n<N;n++){
