@@ -28,7 +28,7 @@ bench() {  # bench NAME FILES...: one run, baseline (reference/NAME.cu) included
   echo "$name: exit $? at $((SECONDS - START)) s" | tee -a "$DEST/summary.txt"
 }
 
-bench prefix_sum solutions/prefix_sum/lookback_l2_prefetch.cu solutions/prefix_sum/lookback_l2_prefetch_far.cu \
+bench prefix_sum solutions/prefix_sum/lookback_l2_prefetch.cu solutions/prefix_sum/lookback_l2_bulk_prefetch.cu solutions/prefix_sum/lookback_l2_prefetch_far.cu \
   solutions/prefix_sum/lookback_small_blocks.cu
 bench linear_recurrence solutions/linear_recurrence/lookback_l2_prefetch.cu \
   solutions/linear_recurrence/lookback_small_blocks.cu

@@ -275,7 +275,6 @@ extern "C" void solve(const float* input, float* output, int* count, int N) {
     static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
     static int capacity = 0;                       // tiles
     static unsigned epoch = 0;
-    static unsigned long long launch_tiles = 0;  // tickets handed out by earlier calls
     if (N <= 0) return;
     int tiles = (N + TILE - 1) / TILE;
     if (tiles > capacity) {
