@@ -32,12 +32,21 @@ constexpr int CHUNK = 32 * PER_LANE;  // 1024 columns
 constexpr int BINS = 256;
 constexpr unsigned FULL = 0xffffffffu;
 #ifndef WARPS
-#define WARPS 2  // warps (rows in flight) per block; 11.5 KB of shared memory each
+#define WARPS 2  // warps (rows in flight) per block
+#endif
+#ifndef STAGES
+#define STAGES 2  // 2: the next chunk loads during the whole selection (11.5 KB of shared memory per warp,
+                  // 18 warps per SM); 1: it loads during the final sort only (7.5 KB, more warps)
+#endif
+#ifndef MIN_BLOCKS  // blocks per SM that shared memory allows (233,472 B per SM, 1 KB reserved per block),
+                    // given to __launch_bounds__ so that registers never cost a block: without it the
+                    // compiler takes 155 registers (12 warps per SM); with it 56-96, no spills (ptxas, sm_90)
+#define MIN_BLOCKS (STAGES == 2 ? 9 : 14)
 #endif
 constexpr int MIN_ROWS_PER_WARP = 4;
 
 struct __align__(16) WarpScratch {
-    int buf[2][CHUNK];              // the chunk being selected and the next one, in flight
+    int buf[STAGES][CHUNK];         // the chunk being selected (and the next one, in flight)
     unsigned long long best[KMAX];  // the best comps of the row so far (held of them)
     unsigned short cand[CHUNK];     // this chunk's candidates, as offsets in the chunk
     int hist[BINS];
@@ -60,7 +69,8 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_u32(dst)), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // The chunk of `row` from column c0 into dst (columns past cols left alone).
 // Each lane copies exactly the words it reads back in process_chunk.
@@ -285,7 +295,7 @@ __device__ __forceinline__ void finish_row(const WarpScratch& w, int* values, in
 }
 
 template <int P>
-__global__ void __launch_bounds__(32 * WARPS) topk_rows(const int* __restrict__ input, int* __restrict__ values,
+__global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS) topk_rows(const int* __restrict__ input, int* __restrict__ values,
                                                        int* __restrict__ indices, int rows, int cols, int k,
                                                        bool vector) {
     __shared__ WarpScratch scratch[WARPS];
@@ -305,17 +315,25 @@ __global__ void __launch_bounds__(32 * WARPS) topk_rows(const int* __restrict__ 
             next_c0 = 0;
         }
         const bool more = next_r < rows;
-        if (more)
-            issue_chunk(w.buf[stage ^ 1], input + (long long)next_r * cols, next_c0, cols, vector, lane);
-        else
-            cp_async_commit();  // an empty group keeps the wait below uniform
-        cp_async_wait_one();    // this chunk has landed (its own lane's words) ...
-        __syncwarp();           // ... and every lane's
+        if (STAGES == 2) {
+            if (more)
+                issue_chunk(w.buf[stage ^ 1], input + (long long)next_r * cols, next_c0, cols, vector, lane);
+            else
+                cp_async_commit();  // an empty group keeps the wait below uniform
+            cp_async_wait<1>();     // this chunk has landed (its own lane's words) ...
+        } else {
+            cp_async_wait<0>();
+        }
+        __syncwarp();  // ... and every lane's
         const int* chunk = w.buf[stage];
         if (c0 + CHUNK <= cols)
             process_chunk<P, true>(w, chunk, c0, cols, k, lane, held, held_lo, held_hi);
         else
             process_chunk<P, false>(w, chunk, c0, cols, k, lane, held, held_lo, held_hi);
+        if (STAGES == 1) {
+            __syncwarp();  // the chunk is no longer read: refill it while the row is sorted and stored
+            if (more) issue_chunk(w.buf[0], input + (long long)next_r * cols, next_c0, cols, vector, lane);
+        }
         if (next_c0 == 0) {
             finish_row<P>(w, values, indices, r, k, held, lane);
             held = 0;
@@ -324,7 +342,7 @@ __global__ void __launch_bounds__(32 * WARPS) topk_rows(const int* __restrict__ 
         if (!more) break;
         r = next_r;
         c0 = next_c0;
-        stage ^= 1;
+        stage ^= STAGES - 1;
     }
 }
 

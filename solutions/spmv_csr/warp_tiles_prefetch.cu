@@ -35,7 +35,9 @@
 // many tile starts (the official matrix's longest holds 2,543) is written by
 // its whole warp, 32 words per store instruction.
 
-constexpr int ITEMS = 8;              // entries per lane
+#ifndef ITEMS
+#define ITEMS 8  // entries per lane, a multiple of 4 (16: warp_tiles_prefetch_16.cu)
+#endif
 constexpr int WTILE = 32 * ITEMS;     // entries per warp tile
 constexpr int THREADS = 256;          // 8 warps per block; they share nothing but the block
 constexpr int WARPS = THREADS / 32;
@@ -128,8 +130,8 @@ __global__ void __launch_bounds__(THREADS)
         float p[ITEMS];
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j) p[j] = 32 * j + lane < n ? cur.val[j] * __ldg(x + cur.col[j]) : 0.0f;
-        s_mark4[warp][lane] = make_int4(-1, -1, -1, -1);
-        s_mark4[warp][lane + 32] = make_int4(-1, -1, -1, -1);
+#pragma unroll
+        for (int g = 0; g < ITEMS / 4; ++g) s_mark4[warp][32 * g + lane] = make_int4(-1, -1, -1, -1);
         __syncwarp();
         if (lane == 0) s_mark[0] = first_row;
         // rows after first_row start after k0; those starting before k1 lie in (first_row, last_candidate]
@@ -150,10 +152,15 @@ __global__ void __launch_bounds__(THREADS)
         };
         // this lane's entries 8l .. 8l + 7: rows that start and end here are written,
         // the sum before the first start (lead) waits for the scan
-        int4 ma = s_mark4[warp][2 * lane], mb = s_mark4[warp][2 * lane + 1];
-        float4 pa = s_prod4[warp][2 * lane], pb = s_prod4[warp][2 * lane + 1];
-        const int mark[ITEMS] = {ma.x, ma.y, ma.z, ma.w, mb.x, mb.y, mb.z, mb.w};
-        const float q[ITEMS] = {pa.x, pa.y, pa.z, pa.w, pb.x, pb.y, pb.z, pb.w};
+        int mark[ITEMS];
+        float q[ITEMS];
+#pragma unroll
+        for (int g = 0; g < ITEMS / 4; ++g) {
+            int4 m4 = s_mark4[warp][ITEMS / 4 * lane + g];
+            float4 p4 = s_prod4[warp][ITEMS / 4 * lane + g];
+            mark[4 * g] = m4.x; mark[4 * g + 1] = m4.y; mark[4 * g + 2] = m4.z; mark[4 * g + 3] = m4.w;
+            q[4 * g] = p4.x; q[4 * g + 1] = p4.y; q[4 * g + 2] = p4.z; q[4 * g + 3] = p4.w;
+        }
         Segment own{-1, 0.0f};
         float lead = 0.0f;
 #pragma unroll
