@@ -31,7 +31,7 @@
 // 16-row fragment are state rows 2g, 2g+1): the end rotation, the maps and the look-back are
 // thread-local, and the scratch holds each thread's fragment as float4s (coalesced).
 //
-// Scratch: agg and inclusive states, maps and flags per (unit, chunk), one cached cudaMalloc
+// Scratch: agg and inclusive states, maps and flags per (unit, chunk), cached cudaMallocs
 // capped at 256 MB; sizes needing more run as several launches over groups of units.
 // At the official size: 32 units x 64 chunks x (2 x 16 KB + 0.5 KB) = 68 MB.
 //
@@ -524,20 +524,47 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             }
 }
 
-// Scratch kept between calls: states, maps, flags and the ticket counter; grown when a call
-// needs more. Flag words start at epoch 0, which no launch uses.
+// Scratch kept between calls: the ticket counter, one flag word per slot (unit, chunk), then
+// the states and maps of the slots. The counter and the flags keep their places whatever the
+// sizes of a call (only the data region's layout varies, and data is always written before its
+// flag in the same launch); flags start at epoch 0, which no launch uses.
 struct Scratch {
-    char* base = nullptr;
-    size_t bytes = 0;
+    unsigned long long* words = nullptr;  // counter, then `slots` flags
+    float* data = nullptr;
+    size_t slots = 0, data_floats = 0;
     unsigned long long epoch = 0;  // launches so far: each launch gets its own
 };
 Scratch scratch;  // shared by every instantiation
+
+// Makes room for `slots` flags and `floats` of data; false when out of memory.
+bool reserve(size_t slots, size_t floats) {
+    Scratch& sc = scratch;
+    if (slots > sc.slots) {
+        if (sc.words) cudaFree(sc.words);
+        sc.slots = 0;
+        if (cudaMalloc(&sc.words, (slots + 1) * sizeof(unsigned long long)) != cudaSuccess) {
+            sc.words = nullptr;
+            return false;
+        }
+        cudaMemset(sc.words, 0, (slots + 1) * sizeof(unsigned long long));
+        sc.slots = slots;
+    }
+    if (floats > sc.data_floats) {
+        if (sc.data) cudaFree(sc.data);
+        sc.data_floats = 0;
+        if (cudaMalloc(&sc.data, floats * sizeof(float)) != cudaSuccess) {
+            sc.data = nullptr;
+            return false;
+        }
+        sc.data_floats = floats;
+    }
+    return true;
+}
 
 template <int NP, int PT>
 void launch(const float* x, const float* B, const float* C, const float* dt, const float* A, const float* lam,
             const float* theta, const float* skip, float* y, int batch, int seq_len, int H, int P, int N) {
     using K = Cfg<NP, PT>;
-    Scratch& sc = scratch;
     const size_t smem = sizeof(float) * K::FLOATS;
     static bool attr_set = false;
     if (!attr_set) {
@@ -548,26 +575,19 @@ void launch(const float* x, const float* B, const float* C, const float* dt, con
     const int ptiles = (P + PT - 1) / PT;
     const int nchunks = (seq_len + L - 1) / L;
     const int total_units = batch * H * ptiles;
-    const size_t per_slot = sizeof(float) * (2 * K::STATE + K::MAP) + sizeof(unsigned long long);
-    const size_t per_unit = per_slot * nchunks;
+    const size_t slot_floats = 2 * K::STATE + K::MAP;
+    const size_t per_unit = (sizeof(float) * slot_floats + sizeof(unsigned long long)) * nchunks;
     int group = (int)(SCRATCH_CAP / per_unit);
     if (group < 1) group = 1;
     if (group > total_units) group = total_units;
     const size_t slots = (size_t)group * nchunks;
-    const size_t need = per_slot * slots + 16;  // + the ticket counter
-    if (need > sc.bytes) {
-        if (sc.base) cudaFree(sc.base);
-        sc.base = nullptr;
-        sc.bytes = 0;
-        if (cudaMalloc(&sc.base, need) != cudaSuccess) return;  // out of memory: y stays unwritten, the check says so
-        cudaMemset(sc.base, 0, need);
-        sc.bytes = need;
-    }
-    float* agg_buf = reinterpret_cast<float*>(sc.base);
+    if (!reserve(slots, slots * slot_floats)) return;  // out of memory: y stays unwritten, the check says so
+    Scratch& sc = scratch;
+    float* agg_buf = sc.data;
     float* incl_buf = agg_buf + slots * K::STATE;
     float* map_buf = incl_buf + slots * K::STATE;
-    unsigned long long* status = reinterpret_cast<unsigned long long*>(map_buf + slots * K::MAP);
-    unsigned long long* counter = status + slots;
+    unsigned long long* counter = sc.words;
+    unsigned long long* status = sc.words + 1;
     for (int begin = 0; begin < total_units; begin += group) {
         const int units = total_units - begin < group ? total_units - begin : group;
         ++sc.epoch;
