@@ -234,9 +234,9 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
     const long long y_rows16 = static_cast<long long>(kLanes) * D;
 
     // The group whose exchanges are still to run (none before the first):
-    // kept slots 0-7 (for one state: C and h of the last state, for more: the
-    // partial sum over the others too), sent slots 8-15, and the values received
-    // in the previous group's first exchange.
+    // kept slots 0-7 (for one state C and h, for more the lane's sum of C*h),
+    // sent slots 8-15, and the values received in the previous group's first
+    // exchange.
     float keep_c[kSkew] = {}, keep_h[kSkew] = {}, keep_p[kSkew] = {}, send[kSkew] = {}, recv_prev[kSkew] = {};
     float ssu_pp = 0.f;
     long long yoff_pp = 0;
@@ -249,7 +249,8 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         for (int i = 0; i < kSkew; ++i) {
             const float got = __shfl_xor_sync(kFull, send[i], kSkew);
             const float other = late ? recv_prev[i] : got;
-            q[i] = S == 1 ? fmaf(keep_c[i], keep_h[i], other) : fmaf(keep_c[i], keep_h[i], keep_p[i] + other);
+            if constexpr (S == 1) q[i] = fmaf(keep_c[i], keep_h[i], other);
+            else q[i] = keep_p[i] + other;
             recv_prev[i] = got;
         }
         const float yv = reduce_scatter8(q, lane) + ssu_pp;
@@ -273,7 +274,7 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         const int first_step = t0 + ycol - kSkew;  // of this lane's y at group 0 of the tile
 #pragma unroll
         for (int g = 0; g < T / kLanes; ++g) {
-            float c_now[kSkew], h_now[kSkew], p_now[kSkew], send_now[kSkew];
+            float c_now[kSkew] = {}, h_now[kSkew] = {}, p_now[kSkew] = {}, send_now[kSkew];
 #pragma unroll
             for (int quad = 0; quad < kLanes / 4; ++quad) {
                 const int o = kLanes * g + 4 * quad;
@@ -296,10 +297,13 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
                         if (s + 1 < S) acc = s == 0 ? at(cv[s], j) * h[s] : fmaf(at(cv[s], j), h[s], acc);
                     }
                     const float c_last = at(cv[S - 1], j);
-                    if (slot < kSkew) {  // kept: C*h is added to the partner's part in the exchange
-                        c_now[slot] = c_last;
-                        h_now[slot] = h[S - 1];
-                        p_now[slot] = acc;
+                    if (slot < kSkew) {  // kept: for one state, C*h is added to the partner's part in the exchange
+                        if constexpr (S == 1) {
+                            c_now[slot] = c_last;
+                            h_now[slot] = h[0];
+                        } else {
+                            p_now[slot] = fmaf(c_last, h[S - 1], acc);
+                        }
                     } else {
                         send_now[slot - kSkew] = S == 1 ? c_last * h[S - 1] : fmaf(c_last, h[S - 1], acc);
                     }

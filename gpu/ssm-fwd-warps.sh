@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ssm_selective_scan, one state per lane: times the three candidates against the
+# reference at the official size, checks all three on the GPU (every functional
+# test, official-size inputs in the bench), profiles the predicted best under
+# Nsight Compute, then runs it under compute-sanitizer if time is left.
+# Run from the repository root with OUT set; GPU picks the device (default 0).
+# Writes $OUT/ssm-fwd-warps/{bench.json,prof.json,log.txt}; about 3 minutes.
+set -uo pipefail
+: "${OUT:?set OUT to the output directory}"
+cd "$(dirname "$0")/.."
+DIR="$OUT/ssm-fwd-warps"
+mkdir -p "$DIR"
+LOG="$DIR/log.txt"
+GPU="${GPU:-0}"
+START=$SECONDS
+NAME=ssm_selective_scan
+CANDIDATES=(solutions/$NAME/one_state_per_lane.cu solutions/$NAME/one_state_per_lane_skewed.cu
+            solutions/$NAME/one_state_per_lane_skewed_ystaged.cu)
+BEST=solutions/$NAME/one_state_per_lane_skewed_ystaged.cu  # predicted (reference/ssm_selective_scan.md)
+H=.venv/bin/harness
+
+step() { echo "== [$((SECONDS - START)) s] $*" >> "$LOG"; }
+
+{
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv,noheader
+  nvcc --version | tail -1
+  git rev-parse HEAD 2>/dev/null
+} > "$LOG" 2>&1
+[ -x "$H" ] || make install >> "$LOG" 2>&1 || { echo "make install failed" >> "$LOG"; exit 1; }
+
+step "bench: reference and the three candidates, official size"
+timeout 100 "$H" bench $NAME reference/$NAME.cu "${CANDIDATES[@]}" --budget 1 --no-history \
+  --gpu "$GPU" --json > "$DIR/bench.json" 2>> "$LOG"
+echo "exit $?" >> "$LOG"
+
+step "check: all three candidates, every functional test on the GPU"
+timeout 40 "$H" check $NAME "${CANDIDATES[@]}" --no-history --gpu "$GPU" -v >> "$LOG" 2>&1
+echo "exit $?" >> "$LOG"
+
+step "profile: $BEST"
+timeout 40 "$H" profile $NAME "$BEST" --gpu "$GPU" -o /tmp/ssm-fwd-warps.ncu-rep --json \
+  > "$DIR/prof.json" 2>> "$LOG"
+echo "exit $?" >> "$LOG"
+if command -v ncu > /dev/null && [ -f /tmp/ssm-fwd-warps.ncu-rep ]; then
+  # every stall reason and pipe figure of the collected sections, as text
+  timeout 15 ncu --import /tmp/ssm-fwd-warps.ncu-rep --page details >> "$LOG" 2>&1
+fi
+
+LEFT=$((170 - (SECONDS - START)))
+if [ "$LEFT" -gt 20 ]; then
+  step "sanitize: $BEST (memcheck, racecheck, initcheck; ${LEFT} s left)"
+  timeout "$LEFT" "$H" check $NAME "$BEST" --sanitize --no-history --gpu "$GPU" >> "$LOG" 2>&1
+  echo "exit $?" >> "$LOG"
+else
+  step "sanitize skipped: ${LEFT} s left"
+fi
+step "done"
