@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # ssm_selective_scan, one state per lane: times the three candidates against the
 # reference at the official size, checks all three on the GPU (every functional
-# test, official-size inputs in the bench), profiles the predicted best under
-# Nsight Compute, then runs it under compute-sanitizer if time is left.
+# test, official-size inputs in the bench), profiles the predicted best and the
+# reference under Nsight Compute, then runs it under compute-sanitizer if time is left.
 # Run from the repository root with OUT set; GPU picks the device (default 0).
-# Writes $OUT/ssm-fwd-warps/{bench.json,prof.json,log.txt}; about 3 minutes.
+# Writes $OUT/ssm-fwd-warps/{bench.json,prof-best.json,prof-reference.json,log.txt};
+# about 3 minutes.
 set -uo pipefail
 : "${OUT:?set OUT to the output directory}"
 cd "$(dirname "$0")/.."
@@ -37,14 +38,27 @@ step "check: all three candidates, every functional test on the GPU"
 timeout 40 "$H" check $NAME "${CANDIDATES[@]}" --no-history --gpu "$GPU" -v >> "$LOG" 2>&1
 echo "exit $?" >> "$LOG"
 
-step "profile: $BEST"
-timeout 40 "$H" profile $NAME "$BEST" --gpu "$GPU" -o /tmp/ssm-fwd-warps.ncu-rep --json \
-  > "$DIR/prof.json" 2>> "$LOG"
-echo "exit $?" >> "$LOG"
-if command -v ncu > /dev/null && [ -f /tmp/ssm-fwd-warps.ncu-rep ]; then
-  # every stall reason and pipe figure of the collected sections, as text
-  timeout 15 ncu --import /tmp/ssm-fwd-warps.ncu-rep --page details >> "$LOG" 2>&1
-fi
+# harness profile's sections plus the pipe, shared-memory and instruction-mix
+# tables, to tell which of MUFU, the issue slots or the load/store path bounds
+# each kernel; the reference is profiled too, as the yardstick for the same counters.
+profile() {  # SOLUTION TAG
+  step "profile: $1"
+  timeout 45 .venv/bin/python - "$1" "$GPU" "/tmp/ssm-fwd-warps-$2.ncu-rep" > "$DIR/prof-$2.json" 2>> "$LOG" <<'PY'
+import sys
+from harness import profile
+sections = profile.SECTIONS + ("ComputeWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "InstructionStats")
+profile.ncu_command.__defaults__ = (sections,)
+from harness.cli import main
+sys.argv = ["harness", "profile", "ssm_selective_scan", sys.argv[1], "--gpu", sys.argv[2], "-o", sys.argv[3], "--json"]
+main()
+PY
+  echo "exit $?" >> "$LOG"
+  if command -v ncu > /dev/null && [ -f "/tmp/ssm-fwd-warps-$2.ncu-rep" ]; then
+    timeout 15 ncu --import "/tmp/ssm-fwd-warps-$2.ncu-rep" --page details >> "$LOG" 2>&1
+  fi
+}
+profile "$BEST" best
+profile reference/$NAME.cu reference
 
 LEFT=$((170 - (SECONDS - START)))
 if [ "$LEFT" -gt 20 ]; then
