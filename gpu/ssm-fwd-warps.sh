@@ -19,8 +19,11 @@ CANDIDATES=(solutions/$NAME/one_state_per_lane.cu solutions/$NAME/one_state_per_
             solutions/$NAME/one_state_per_lane_skewed_ystaged.cu)
 BEST=solutions/$NAME/one_state_per_lane_skewed_ystaged.cu  # predicted (reference/ssm_selective_scan.md)
 H=.venv/bin/harness
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 
 step() { echo "== [$((SECONDS - START)) s] $*" >> "$LOG"; }
+# a step's time limit: N seconds, or what is left of 175 if less (at least 1)
+cap() { local left=$((175 - (SECONDS - START))); [ "$left" -lt "$1" ] && echo $((left > 1 ? left : 1)) || echo "$1"; }
 
 {
   nvidia-smi --query-gpu=index,name,driver_version,clocks.max.sm --format=csv,noheader
@@ -30,12 +33,12 @@ step() { echo "== [$((SECONDS - START)) s] $*" >> "$LOG"; }
 [ -x "$H" ] || make install >> "$LOG" 2>&1 || { echo "make install failed" >> "$LOG"; exit 1; }
 
 step "bench: reference and the three candidates, official size"
-timeout 100 "$H" bench $NAME reference/$NAME.cu "${CANDIDATES[@]}" --budget 1 --no-history \
+timeout "$(cap 90)" "$H" bench $NAME reference/$NAME.cu "${CANDIDATES[@]}" --budget 1 --no-history \
   --gpu "$GPU" --json > "$DIR/bench.json" 2>> "$LOG"
 echo "exit $?" >> "$LOG"
 
 step "check: all three candidates, every functional test on the GPU"
-timeout 40 "$H" check $NAME "${CANDIDATES[@]}" --no-history --gpu "$GPU" -v >> "$LOG" 2>&1
+timeout "$(cap 30)" "$H" check $NAME "${CANDIDATES[@]}" --no-history --gpu "$GPU" -v >> "$LOG" 2>&1
 echo "exit $?" >> "$LOG"
 
 # harness profile's sections plus the pipe, shared-memory and instruction-mix
@@ -43,7 +46,7 @@ echo "exit $?" >> "$LOG"
 # each kernel; the reference is profiled too, as the yardstick for the same counters.
 profile() {  # SOLUTION TAG
   step "profile: $1"
-  timeout 45 .venv/bin/python - "$1" "$GPU" "/tmp/ssm-fwd-warps-$2.ncu-rep" > "$DIR/prof-$2.json" 2>> "$LOG" <<'PY'
+  timeout "$(cap 40)" .venv/bin/python - "$1" "$GPU" "/tmp/ssm-fwd-warps-$2.ncu-rep" > "$DIR/prof-$2.json" 2>> "$LOG" <<'PY'
 import sys
 from harness import profile
 sections = profile.SECTIONS + ("ComputeWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "InstructionStats")
@@ -53,14 +56,15 @@ sys.argv = ["harness", "profile", "ssm_selective_scan", sys.argv[1], "--gpu", sy
 main()
 PY
   echo "exit $?" >> "$LOG"
-  if command -v ncu > /dev/null && [ -f "/tmp/ssm-fwd-warps-$2.ncu-rep" ]; then
-    timeout 15 ncu --import "/tmp/ssm-fwd-warps-$2.ncu-rep" --page details >> "$LOG" 2>&1
+  if [ -x "$NCU" ] && [ -f "/tmp/ssm-fwd-warps-$2.ncu-rep" ]; then
+    timeout "$(cap 10)" "$NCU" --import "/tmp/ssm-fwd-warps-$2.ncu-rep" --page details >> "$LOG" 2>&1
   fi
+  rm -f "/tmp/ssm-fwd-warps-$2.ncu-rep" "/tmp/ssm-fwd-warps-$2.csv"
 }
 profile "$BEST" best
 profile reference/$NAME.cu reference
 
-LEFT=$((170 - (SECONDS - START)))
+LEFT=$((175 - (SECONDS - START)))
 if [ "$LEFT" -gt 20 ]; then
   step "sanitize: $BEST (memcheck, racecheck, initcheck; ${LEFT} s left)"
   timeout "$LEFT" "$H" check $NAME "$BEST" --sanitize --no-history --gpu "$GPU" >> "$LOG" 2>&1
