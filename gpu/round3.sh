@@ -6,6 +6,8 @@
 # everything is packed into $OUT/round3.tgz (the device returns few files).
 # Timings from two lanes are side by side on one host: a candidate that meets
 # its target here is confirmed afterwards by `harness run` on a quiet GPU.
+# About 7 minutes after the install; gpu/mamba3-bw-chunked.sh (its oracle data
+# alone takes ~100 s) goes in a call of its own.
 set -uo pipefail
 : "${OUT:?set OUT to the output directory}"
 cd "$(dirname "$0")/.."
