@@ -46,6 +46,9 @@ constexpr int THREADS = 32 * WARPS;
 constexpr int SL = L + 4;  // row stride of the L x L matrices: conflict-free fragments
 constexpr size_t SCRATCH_CAP = size_t(256) << 20;
 
+// per-step vectors (index into the OFF_V block)
+enum { V_DT, V_LAM, V_DEC, V_DECEND, V_GAM, V_BNN, V_E, V_BC, V_XY, V_CRDCR, V_DGAM, V_COUNT };
+
 template <int NP, int PP>
 struct Cfg {
     static constexpr int NPP = NP / 2;  // row pairs
@@ -59,15 +62,14 @@ struct Cfg {
     static constexpr int OFF_M2 = OFF_M1 + L * SL;   // Dec D
     static constexpr int OFF_ROT = OFF_M2 + L * SL;  // cos, sin of Phi_t per pair: [L][NPP][2]
     static constexpr int OFF_V = OFF_ROT + 2 * L * NPP;
-    static constexpr int NV = 13;                    // per-step vectors of SL floats each
+    static constexpr int NV = V_COUNT;  // per-step vectors of SL floats each
     static constexpr int OFF_XPREV = OFF_V + NV * SL;
     static constexpr int OFF_BPREV = OFF_XPREV + PP;
     static constexpr int OFF_CROSS = OFF_BPREV + NP;
     static constexpr int OFF_MISC = OFF_CROSS + NPP;
-    static constexpr int FLOATS = OFF_MISC + 8;
+    static constexpr int OFF_CL = OFF_MISC + 8;      // cl_t in double: [L]
+    static constexpr int FLOATS = OFF_CL + 2 * L;
 };
-// per-step vectors (index into the OFF_V block)
-enum { V_DT, V_LAM, V_CL, V_DEC, V_DECEND, V_GAM, V_BNN, V_E, V_BC, V_XY, V_CRDCR, V_DGAM, V_SPARE };
 enum { MISC_ABETA0, MISC_DOTEND };
 
 __device__ __forceinline__ uint32_t to_tf32(float v) {
@@ -147,7 +149,6 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
     auto vec = [&](int which) { return V + which * SL; };
     float* v_dt = vec(V_DT);
     float* v_lam = vec(V_LAM);
-    float* v_cl = vec(V_CL);
     float* v_dec = vec(V_DEC);
     float* v_decend = vec(V_DECEND);
     float* v_gam = vec(V_GAM);
@@ -161,6 +162,9 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
     float* bprev = sm + K::OFF_BPREV;
     float* crossend = sm + K::OFF_CROSS;
     float* misc = sm + K::OFF_MISC;
+    // The prefix sums of dt A reach -4096 in a chunk of fast decay, where a float32 difference
+    // cl_t - cl_s of two of them would be off by 1e-3 absolute (1e-3 relative in Dec_ts): kept in double.
+    double* v_cl = reinterpret_cast<double*>(sm + K::OFF_CL);
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int g = lane >> 2, tg = lane & 3;
@@ -207,26 +211,26 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
 
     // ---- setup: decays (warp 0), running rotation per pair (warps 1.., one thread per pair)
     if (warp == 0) {
-        float s0 = v_dt[lane] * A_h, s1 = v_dt[lane + 32] * A_h;
+        double s0 = (double)v_dt[lane] * A_h, s1 = (double)v_dt[lane + 32] * A_h;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
-            const float u0 = __shfl_up_sync(0xffffffffu, s0, o), u1 = __shfl_up_sync(0xffffffffu, s1, o);
+            const double u0 = __shfl_up_sync(0xffffffffu, s0, o), u1 = __shfl_up_sync(0xffffffffu, s1, o);
             if (lane >= o) {
                 s0 += u0;
                 s1 += u1;
             }
         }
         s1 += __shfl_sync(0xffffffffu, s0, 31);
-        const float cl_end = __shfl_sync(0xffffffffu, s1, 31);
+        const double cl_end = __shfl_sync(0xffffffffu, s1, 31);
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
             const int t = lane + 32 * k;
-            const float cl = k ? s1 : s0;
+            const double cl = k ? s1 : s0;
             const float gam = v_lam[t] * v_dt[t];
             const float bnn = (1.f - v_lam[t + 1]) * v_dt[t + 1];
             v_cl[t] = cl;
-            v_dec[t] = expf(cl);
-            v_decend[t] = expf(cl_end - cl);
+            v_dec[t] = expf((float)cl);
+            v_decend[t] = expf((float)(cl_end - cl));
             v_gam[t] = gam;
             v_bnn[t] = bnn;
             v_e[t] = gam + bnn;
@@ -311,7 +315,7 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
         for (int i = 0; i < 4; ++i) {
             const int t = rb * 16 + g + (i >= 2 ? 8 : 0), s = ct * 8 + 2 * tg + (i & 1);
             if (t == s) (isD ? v_xy : v_bc)[t] = acc[i];
-            dst[t * SL + s] = s <= t ? acc[i] * expf(v_cl[t] - v_cl[s]) : 0.f;
+            dst[t * SL + s] = s <= t ? acc[i] * expf((float)(v_cl[t] - v_cl[s])) : 0.f;
         }
     }
     // chunk-end terms: cross_i and dot of Gin(c+1) and dGin(c+1) = R(Phi_end) Gfut, and the
