@@ -171,6 +171,8 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
     const int c = blockIdx.x, hl = blockIdx.y, bh = pr.bh0 + hl;
     const int T = pr.T, H = pr.H, P = pr.P, N = pr.N, nc = pr.nc, npairs = N / 2;
     const int h = bh % H, b = bh / H, t0 = c * L;
+    // products stop at the real sizes (padding rows and columns are zero): k steps of 8, row blocks of 16
+    const int Nk = (N + 7) & ~7, Pk = (P + 7) & ~7;
     const float A_h = pr.A[h];
     auto row_of = [&](int t) { return (b * T + t) * H + h; };  // (b, t, h) row, fits in int
     const size_t slot = (size_t)hl * nc + c;                    // this chunk in the group's scratch
@@ -272,6 +274,7 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
         for (int j = warp; j < 2 * TILES; j += WARPS) {
             const bool second = j >= TILES;
             const int jj = second ? j - TILES : j, m0 = (jj / (PP / 8)) * 16, n0 = (jj % (PP / 8)) * 8;
+            if (m0 >= N || n0 >= P) continue;
             float acc[4] = {0.f, 0.f, 0.f, 0.f};
             if (!second)
                 mma_range(acc, m0, n0, 0, L, [&](int n, int r) { return sB[r * K::SN + n] * (v_decend[r] * v_e[r]); },
@@ -305,10 +308,10 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
         tri_tile(isD ? j - 20 : j, rb, ct);
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
         if (!isD)
-            mma_range(acc, rb * 16, ct * 8, 0, NP, [&](int t, int n) { return sC[t * K::SN + n]; },
+            mma_range(acc, rb * 16, ct * 8, 0, Nk, [&](int t, int n) { return sC[t * K::SN + n]; },
                       [&](int n, int s) { return sB[s * K::SN + n]; });
         else
-            mma_range(acc, rb * 16, ct * 8, 0, PP, [&](int t, int p) { return sDY[t * K::SP + p]; },
+            mma_range(acc, rb * 16, ct * 8, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p]; },
                       [&](int p, int s) { return sX[s * K::SP + p]; });
         float* dst = isD ? sM2 : sM1;
 #pragma unroll
@@ -340,8 +343,8 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
         // the other part: sum_s dec_s (dy_s . x_{t0-1}) (B_{t0-1} . Cr_s)
         for (int s = tid; s < L; s += THREADS) {
             float xd = 0.f, bc = 0.f;
-            for (int p = 0; p < PP; ++p) xd += sDY[s * K::SP + p] * xprev[p];
-            for (int n = 0; n < NP; ++n) bc += bprev[n] * sC[s * K::SN + n];
+            for (int p = 0; p < P; ++p) xd += sDY[s * K::SP + p] * xprev[p];
+            for (int n = 0; n < N; ++n) bc += bprev[n] * sC[s * K::SN + n];
             atomicAdd(&misc[MISC_ABETA0], v_dec[s] * xd * bc);
         }
     }
@@ -353,10 +356,11 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
         constexpr int CT = PP / 8;
         for (int j = warp; j < 4 * CT; j += WARPS) {
             const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
+            if (n0 >= P) continue;
             float acc[4] = {0.f, 0.f, 0.f, 0.f};
             mma_range(acc, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
                       [&](int s, int p) { return sDY[s * K::SP + p]; });
-            mma_range(acc, m0, n0, 0, NP, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
+            mma_range(acc, m0, n0, 0, Nk, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
                       [&](int n, int p) { return n < N && p < P ? Gfut[(size_t)n * P + p] : 0.f; });
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
@@ -376,15 +380,16 @@ __global__ void __launch_bounds__(THREADS) chunk_kernel(Problem pr) {
         constexpr int CT = NP / 8;
         for (int j = warp; j < 4 * CT; j += WARPS) {
             const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
+            if (n0 >= N) continue;  // whole warp: the shuffles below stay converged
             float dcr[4] = {0.f, 0.f, 0.f, 0.f}, gx[4] = {0.f, 0.f, 0.f, 0.f};
             mma_range(dcr, m0, n0, 0, m0 + 16,
                       [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
                       [&](int s, int n) { return sB[s * K::SN + n]; });
-            mma_range(dcr, m0, n0, 0, PP, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
+            mma_range(dcr, m0, n0, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
                       [&](int p, int n) { return p < P && n < N ? Gin[(size_t)n * P + p] : 0.f; });
             mma_range(gx, m0, n0, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
                       [&](int s, int n) { return sC[s * K::SN + n]; });
-            mma_range(gx, m0, n0, 0, PP, [&](int t, int p) { return sX[t * K::SP + p] * v_decend[t]; },
+            mma_range(gx, m0, n0, 0, Pk, [&](int t, int p) { return sX[t * K::SP + p] * v_decend[t]; },
                       [&](int p, int n) { return p < P && n < N ? Gfut[(size_t)n * P + p] : 0.f; });
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
