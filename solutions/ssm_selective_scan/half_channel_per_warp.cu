@@ -24,11 +24,13 @@
 // exchanges of 2 and 1 pair lanes of the same skew. A skew of 4 steps keeps
 // the 16-byte loads aligned (a buffer column c holds step t0 - 4 + c).
 //
-// The ring holds 4 tiles, rows [step][channel], three arrays (skip*u, half 0,
-// half 1). During tile k the scan writes the half sums of tiles k-1 (the late
-// lanes' last 4 steps and the previous group's sum) and k, the write-out reads
-// tile k-2, and the staging of tile k+1 writes its skip*u: four slots, none
-// shared, and tile k-2 is complete before the barrier that ends tile k-1.
+// The ring holds 4 slots of T rows [step][channel] in three arrays (skip*u,
+// half 0, half 1); slot s holds steps sT - 4 .. sT + T - 5, the steps that
+// tile s's groups sum (a group's 8 steps are 8 consecutive rows). A tile sums
+// its last group before its barrier, so slot s is complete when tile s ends
+// and is written out at the start of tile s+1. During tile k: the write-out
+// reads slot k-1, the scan writes slot k, the staging of tile k+1 writes its
+// skip*u to slots k+1 and k+2: four slots, none shared within a tile.
 //
 // Shared-memory layout against bank conflicts: rows of pitch P = 8 (mod 32)
 // floats, and 8 floats more after every 4 rows. The scan's 16-byte loads (one
@@ -137,11 +139,14 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
      const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
      float* __restrict__ y, int L, int D, int N, int tiles_d) {
     using K = Tile<NS, T>;
-    constexpr int S = K::S, YP = K::YP, Y_ROWS = K::Y_ROWS;
+    constexpr int S = K::S, P = K::P, YP = K::YP, Y_ROWS = K::Y_ROWS;
     static_assert(!VEC || K::VEC_OK, "whole float4s per loading thread");
     extern __shared__ float4 smem4[];
     float* smem = reinterpret_cast<float*>(smem4);
-    float* const ring = smem + 2 * K::FLOATS;  // [skip*u, half 0, half 1][step % Y_ROWS][channel]
+    // y ring: [skip*u, half 0, half 1][slot * T + r][channel], slot s row r
+    // holding step sT - 4 + r: the 8 rows 8g .. 8g+7 of slot s are what group
+    // g of tile s sums (steps sT + 8g - 4 .. sT + 8g + 3).
+    float* const ring = smem + 2 * K::FLOATS;
     constexpr int RING_ARRAY = Y_ROWS * YP;
 
     const int tid = threadIdx.x;
@@ -162,36 +167,38 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
     for (int j = 0; j < CW; ++j) lskip[j] = d0 + lc + j < D ? skip[d0 + lc + j] : 0.f;
     using Item = typename std::conditional<VEC, float4, float>::type;
     Item rd[DU_ITEMS], ru[DU_ITEMS], rb[BC_ITEMS], rc[BC_ITEMS];
-    // this thread's first element of each array; a tile moves them by T rows
+    // this thread's first element of each array at step 0; a tile moves them by T rows
     const float* pd = delta + (row0 + lt) * D + d0 + lc;
     const float* pu = u + (row0 + lt) * D + d0 + lc;
     const float* pb = Bm + (row0 + lts) * N + ls;
     const float* pc = Cm + (row0 + lts) * N + ls;
     const size_t du_step = static_cast<size_t>(DU_STRIDE) * D, bc_step = static_cast<size_t>(BC_STRIDE) * N;
-    auto load = [&](int t0) {
+    const size_t du_tile = static_cast<size_t>(T) * D, bc_tile = static_cast<size_t>(T) * N;
+    auto load = [&](int t0) {  // t0: the tile's first step; pd .. pc already point at it
+        const int left = L - t0;
 #pragma unroll
         for (int k = 0; k < DU_ITEMS; ++k) {
-            const bool ok = lc_ok && t0 + lt + k * DU_STRIDE < L;
-            const size_t off = static_cast<size_t>(t0) * D + k * du_step;
-            rd[k] = load_item<VEC, true>(pd + off, ok);
-            ru[k] = load_item<VEC, true>(pu + off, ok);
+            const bool ok = lc_ok && lt + k * DU_STRIDE < left;
+            rd[k] = load_item<VEC, true>(pd + k * du_step, ok);
+            ru[k] = load_item<VEC, true>(pu + k * du_step, ok);
         }
 #pragma unroll
         for (int k = 0; k < BC_ITEMS; ++k) {
-            const bool ok = ls_ok && t0 + lts + k * BC_STRIDE < L;
-            const size_t off = static_cast<size_t>(t0) * N + k * bc_step;
-            rb[k] = load_item<VEC, false>(pb + off, ok);
-            rc[k] = load_item<VEC, false>(pc + off, ok);
+            const bool ok = ls_ok && lts + k * BC_STRIDE < left;
+            rb[k] = load_item<VEC, false>(pb + k * bc_step, ok);
+            rc[k] = load_item<VEC, false>(pc + k * bc_step, ok);
         }
     };
     auto part = [](const Item& v, int j) {
         if constexpr (VEC) return at(v, j);
         else return v;
     };
-    // Tile kt's staged rows to buf, and its skip*u to ring slot kt % 4.
+    // Offsets of this thread's staging rows (lc and ls are multiples of CW, so
+    // row lc + j is row(lc) + j*P), column 4 of a buffer.
+    const int st_d = K::row(lc) + kSkew, st_du = st_d + K::row(kChannels);
+    const int st_b = K::row(2 * kChannels + ls) + kSkew, st_c = st_b + K::row(NS);
+    // Tile kt's staged rows to buf, and its skip*u to the ring rows of its steps.
     auto store = [&](float* buf, int kt) {
-        float* const cols = buf + kSkew;
-        float* const ssu = ring + (kt % 4) * T * YP + lc;
 #pragma unroll
         for (int k = 0; k < DU_ITEMS; ++k) {
             const int t = lt + k * DU_STRIDE;
@@ -199,58 +206,64 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
 #pragma unroll
             for (int j = 0; j < CW; ++j) {
                 const float dv = part(rd[k], j), uv = part(ru[k], j);
-                cols[K::row(lc + j) + t] = dv;
-                cols[K::row(kChannels + lc + j) + t] = dv * uv;
+                buf[st_d + j * P + t] = dv;
+                buf[st_du + j * P + t] = dv * uv;
                 su[j] = lskip[j] * uv;
             }
-            if constexpr (VEC) *reinterpret_cast<float4*>(ssu + t * YP) = make_float4(su[0], su[1], su[2], su[3]);
-            else ssu[t * YP] = su[0];
+            float* const ssu = ring + ((kt * T + t + kSkew) & (Y_ROWS - 1)) * YP + lc;
+            if constexpr (VEC) *reinterpret_cast<float4*>(ssu) = make_float4(su[0], su[1], su[2], su[3]);
+            else *ssu = su[0];
         }
 #pragma unroll
         for (int k = 0; k < BC_ITEMS; ++k) {
             const int t = lts + k * BC_STRIDE;
 #pragma unroll
             for (int j = 0; j < CW; ++j) {
-                cols[K::row(2 * kChannels + ls + j) + t] = part(rb[k], j);
-                cols[K::row(2 * kChannels + NS + ls + j) + t] = part(rc[k], j);
+                buf[st_b + j * P + t] = part(rb[k], j);
+                buf[st_c + j * P + t] = part(rc[k], j);
             }
         }
     };
-    // The 4 steps before a tile: zeros before step 0, else the last 4 columns
-    // of the previous tile's buffer. One float4 per row.
+    // The 4 columns before a tile's own steps: zeros before step 0, else the
+    // last 4 columns of the previous tile's buffer. One float4 per row.
+    static_assert(K::ROWS <= kThreads, "one carried row per thread");
+    const int carry_row = K::row(tid);
+    auto carry_zero = [&](float* dst) {
+        if (tid < K::ROWS) *reinterpret_cast<float4*>(dst + carry_row) = make_float4(0.f, 0.f, 0.f, 0.f);
+    };
     auto carry_over = [&](float* dst, const float* src) {
-        for (int r = tid; r < K::ROWS; r += kThreads) {
-            const float4 v = src ? *reinterpret_cast<const float4*>(src + K::row(r) + T)
-                                 : make_float4(0.f, 0.f, 0.f, 0.f);
-            *reinterpret_cast<float4*>(dst + K::row(r)) = v;
-        }
+        if (tid < K::ROWS) *reinterpret_cast<float4*>(dst + carry_row) = *reinterpret_cast<const float4*>(src + carry_row + T);
     };
 
-    // y of tile j (complete, behind a barrier): skip*u plus the two halves,
-    // from ring slot j % 4 to memory.
-    auto write_y = [&](int j) {
-        const float* src = ring + (j % 4) * T * YP;
-        float* const dst = y + (row0 + static_cast<size_t>(j) * T) * D + d0;
-        if constexpr (VEC) {
-            // a warp takes 8 rows x 4 channel quads; a quarter warp one quad of 8 rows
-#pragma unroll 1
-            for (int i = tid; i < T * kChannels / 4; i += kThreads) {
-                const int r = i % 8 + 8 * (i / 32), c = 4 * (i / 8 % 4);
-                if (j * T + r >= L || d0 + c >= D) continue;
-                const float* s = src + r * YP + c;
-                const float4 v0 = *reinterpret_cast<const float4*>(s);
-                const float4 v1 = *reinterpret_cast<const float4*>(s + RING_ARRAY);
-                const float4 v2 = *reinterpret_cast<const float4*>(s + 2 * RING_ARRAY);
-                __stcs(reinterpret_cast<float4*>(dst + static_cast<size_t>(r) * D + c),
-                       make_float4(v0.x + v1.x + v2.x, v0.y + v1.y + v2.y, v0.z + v1.z + v2.z, v0.w + v1.w + v2.w));
-            }
-        } else {
-#pragma unroll 1
-            for (int i = tid; i < T * kChannels; i += kThreads) {
-                const int r = i / kChannels, c = i % kChannels;
-                if (j * T + r >= L || d0 + c >= D) continue;
-                const float* s = src + r * YP + c;
-                __stcs(dst + static_cast<size_t>(r) * D + c, s[0] + s[RING_ARRAY] + s[2 * RING_ARRAY]);
+    // Write-out of ring slot s (complete, behind a barrier): y of steps
+    // sT - 4 .. sT + T - 5 = skip*u plus the two halves. VEC: a thread takes 4
+    // channels of one row; a warp 8 rows x 4 channel quads, a quarter warp one
+    // quad of 8 rows (8 distinct bank quads).
+    constexpr int WC = VEC ? 4 : 1;                        // channels per write-out item
+    constexpr int W_ROWS = kThreads / (kChannels / WC);    // rows per pass
+    static_assert(T % W_ROWS == 0 && W_ROWS % 8 == 0, "whole passes");
+    const int wr = VEC ? tid % 8 + 8 * (tid / 32) : tid / kChannels;
+    const int wc = VEC ? 4 * (tid / 8 % 4) : tid % kChannels;
+    const bool wc_ok = d0 + wc < D;
+    auto write_y = [&](int s) {
+        if (!wc_ok) return;
+        const float* src = ring + ((s % 4) * T + wr) * YP + wc;
+        const int step0 = s * T - kSkew + wr;
+        float* dst = y + (static_cast<ptrdiff_t>(row0) + step0) * D + d0 + wc;  // steps < 0 are not stored
+#pragma unroll
+        for (int i = 0; i < T / W_ROWS; ++i) {
+            const int step = step0 + i * W_ROWS;
+            if (step < 0 || step >= L) continue;
+            const float* v = src + i * W_ROWS * YP;
+            float* out = dst + static_cast<ptrdiff_t>(i) * W_ROWS * D;
+            if constexpr (VEC) {
+                const float4 v0 = *reinterpret_cast<const float4*>(v);
+                const float4 v1 = *reinterpret_cast<const float4*>(v + RING_ARRAY);
+                const float4 v2 = *reinterpret_cast<const float4*>(v + 2 * RING_ARRAY);
+                __stcs(reinterpret_cast<float4*>(out), make_float4(v0.x + v1.x + v2.x, v0.y + v1.y + v2.y,
+                                                                   v0.z + v1.z + v2.z, v0.w + v1.w + v2.w));
+            } else {
+                __stcs(out, v[0] + v[RING_ARRAY] + v[2 * RING_ARRAY]);
             }
         }
     };
@@ -272,25 +285,20 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         h[s] = 0.f;
     }
     const int col0 = late ? 0 : kSkew;  // column of iteration 0 of a tile in its buffer
-    // After a group's sum (iterations 8g .. 8g+7) a lower lane holds the y of
-    // step 8g + k, a late lane of step 8g + k - 8 (the previous group's upper half).
-    const int yoff = k - (late ? kLanes : 0);
-    // Ring row of this lane's step for the group being summed (none before the
-    // first group: a row of the ring's last slot, which tile 3 overwrites
-    // before it is read) and for the group being scanned.
-    float* const ring_half = ring + (1 + half) * RING_ARRAY + ch;
-    int yrow_pp = (yoff - kLanes + Y_ROWS) % Y_ROWS;
-    int yrow = (yoff + Y_ROWS) % Y_ROWS;
+    // After the sum of group g a lower lane holds the y of step 8g + k, a late
+    // lane of step 8g + k - 8: ring row 8g + yrow of the tile's slot.
+    const int yrow = k + kSkew - (late ? kLanes : 0);
+    float* const ring_half = ring + (1 + half) * RING_ARRAY + yrow * YP + ch;
 
-    // The group whose exchanges are still to run: kept slots 0-3 (for one
-    // state C and h, for more the lane's sum of C*h), sent slots 4-7, and the
-    // values received in the previous group's first exchange.
+    // A group's state after its scan: kept slots 0-3 (for one state C and h,
+    // for more the lane's sum of C*h), sent slots 4-7; and the values received
+    // in the previous group's first exchange (the late lanes add them).
     float keep_c[kSkew] = {}, keep_h[kSkew] = {}, keep_p[kSkew] = {}, send[kSkew] = {}, recv_prev[kSkew] = {};
 
-    // The pending group's three exchanges, then its half sum to the ring. Steps
-    // outside 0 .. L-1 and channels outside the model land in ring rows that
-    // the write-out skips.
-    auto finish_group = [&]() {
+    // A scanned group's three exchanges; its half sums to the 8 ring rows at out.
+    // Steps outside 0 .. L-1 and channels outside the model land in rows or
+    // columns that the write-out skips.
+    auto finish_group = [&](float* out) {
         float q[kSkew];
 #pragma unroll
         for (int i = 0; i < kSkew; ++i) {
@@ -300,24 +308,30 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
             else q[i] = keep_p[i] + other;
             recv_prev[i] = got;
         }
-        ring_half[yrow_pp * YP] = reduce_scatter4(q, lane);
+        *out = reduce_scatter4(q, lane);
     };
 
     const int tiles_t = (L + kSkew + T - 1) / T;  // late lanes scan 4 iterations past the end
-    carry_over(smem, nullptr);
+    carry_zero(smem);
     load(0);
     store(smem, 0);
     __syncthreads();
     for (int kt = 0; kt < tiles_t; ++kt) {
-        const int t0 = kt * T;
-        if (kt + 1 < tiles_t) load(t0 + T);  // in flight during the scan below
-        if (kt >= 2) write_y(kt - 2);
+        if (kt + 1 < tiles_t) {  // in flight during the scan below
+            pd += du_tile;
+            pu += du_tile;
+            pb += bc_tile;
+            pc += bc_tile;
+            load((kt + 1) * T);
+        }
+        if (kt >= 1) write_y(kt - 1);
         float* buf = smem + (kt & 1) * K::FLOATS;
         const float* sd = buf + K::row(ch) + col0;
         const float* sdu = buf + K::row(kChannels + ch) + col0;
         const float* sb = buf + K::row(2 * kChannels + kLanes * half + k) + col0;
-        const float* sc = buf + K::row(2 * kChannels + NS + kLanes * half + k) + col0;
+        const float* sc = sb + K::row(NS);
         constexpr int STATE_STRIDE = K::row(kHalves * kLanes);  // state n to n + 16
+        float* const out = ring_half + (kt % 4) * T * YP;
 #pragma unroll
         for (int g = 0; g < T / kLanes; ++g) {
             float c_now[kSkew] = {}, h_now[kSkew] = {}, p_now[kSkew] = {}, send_now[kSkew];
@@ -356,7 +370,7 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
                 }
             }
             // The previous group's sum: its shuffles run beside this group's scan.
-            finish_group();
+            if (g > 0) finish_group(out + (g - 1) * kLanes * YP);
 #pragma unroll
             for (int i = 0; i < kSkew; ++i) {
                 keep_c[i] = c_now[i];
@@ -364,11 +378,12 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
                 keep_p[i] = p_now[i];
                 send[i] = send_now[i];
             }
-            yrow_pp = yrow;
-            yrow = (yrow + kLanes) & (Y_ROWS - 1);
         }
-        // The other buffer was last read by the scan of tile kt-1, and ring slot
-        // (kt+1) % 4 by the write-out of tile kt-3, both before the previous barrier.
+        // The tile's last group, so that its ring slot is complete at the barrier.
+        finish_group(out + (T / kLanes - 1) * kLanes * YP);
+        // The other buffer was last read by the scan of tile kt-1; the ring rows
+        // that the staging writes (slots kt+1 and kt+2) by the write-outs of
+        // tiles kt-3 and kt-2, before the previous barrier.
         if (kt + 1 < tiles_t) {
             float* next = smem + ((kt + 1) & 1) * K::FLOATS;
             store(next, kt + 1);
@@ -376,9 +391,7 @@ scan(const float* __restrict__ u, const float* __restrict__ delta, const float* 
         }
         __syncthreads();
     }
-    finish_group();
-    __syncthreads();
-    for (int j = tiles_t >= 2 ? tiles_t - 2 : 0; j < tiles_t; ++j) write_y(j);
+    write_y(tiles_t - 1);
 }
 
 template <int NS, int T, bool VEC>
