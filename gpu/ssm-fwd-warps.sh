@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ssm_selective_scan, one state per lane: times the three candidates against the
-# reference at the official size, checks all three on the GPU (every functional
+# ssm_selective_scan, one state per lane: times the four candidates against the
+# reference at the official size, checks all four on the GPU (every functional
 # test, official-size inputs in the bench), profiles the predicted best and the
 # reference under Nsight Compute, then runs it under compute-sanitizer if time is left.
 # Run from the repository root with OUT set; GPU picks the device (default 0).
@@ -16,8 +16,8 @@ GPU="${GPU:-0}"
 START=$SECONDS
 NAME=ssm_selective_scan
 CANDIDATES=(solutions/$NAME/one_state_per_lane.cu solutions/$NAME/one_state_per_lane_skewed.cu
-            solutions/$NAME/one_state_per_lane_skewed_ystaged.cu)
-BEST=solutions/$NAME/one_state_per_lane_skewed_ystaged.cu  # predicted (reference/ssm_selective_scan.md)
+            solutions/$NAME/one_state_per_lane_skewed_ystaged.cu solutions/$NAME/half_channel_per_warp.cu)
+BEST=solutions/$NAME/half_channel_per_warp.cu  # predicted (reference/ssm_selective_scan.md)
 H=.venv/bin/harness
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 
@@ -32,12 +32,12 @@ cap() { local left=$((175 - (SECONDS - START))); [ "$left" -lt "$1" ] && echo $(
 } > "$LOG" 2>&1
 [ -x "$H" ] || make install >> "$LOG" 2>&1 || { echo "make install failed" >> "$LOG"; exit 1; }
 
-step "bench: reference and the three candidates, official size"
+step "bench: reference and the four candidates, official size"
 timeout "$(cap 90)" "$H" bench $NAME reference/$NAME.cu "${CANDIDATES[@]}" --budget 1 --no-history \
   --gpu "$GPU" --json > "$DIR/bench.json" 2>> "$LOG"
 echo "exit $?" >> "$LOG"
 
-step "check: all three candidates, every functional test on the GPU"
+step "check: all four candidates, every functional test on the GPU"
 timeout "$(cap 30)" "$H" check $NAME "${CANDIDATES[@]}" --no-history --gpu "$GPU" -v >> "$LOG" 2>&1
 echo "exit $?" >> "$LOG"
 
