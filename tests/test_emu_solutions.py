@@ -38,40 +38,60 @@ def test_every_repository_solution_passes_every_functional_test_on_emu(name):
         assert result.timing is None  # emu never reports a time
 
 
-# Valid sizes the challenge's own tests leave out and that take other code paths
-# in the fast kernels: the reference's d_state 17-32 and 33-64 instances, a
-# block of 16 channels with 3 in use, seq_len ending mid-tile, long memory.
+# Valid sizes a challenge's own tests leave out and that take other code paths
+# in its fast kernels.
 SIZES_NOT_IN_THE_CHALLENGE_TESTS = {
-    "state_24_ragged_channels": ({"batch": 2, "seq_len": 70, "d_model": 19, "d_state": 24}, "moderate"),
-    "state_33": ({"batch": 1, "seq_len": 100, "d_model": 3, "d_state": 33}, "mamba_init"),
-    "state_48_long_memory": ({"batch": 1, "seq_len": 333, "d_model": 17, "d_state": 48}, "long_memory"),
-    "state_32_fast_decay": ({"batch": 3, "seq_len": 65, "d_model": 40, "d_state": 32}, "fast_decay"),
+    # the reference's d_state 17-32 and 33-64 instances, a block of 16 channels
+    # with 3 in use, seq_len ending mid-tile, long memory
+    "ssm_selective_scan": {
+        "state_24_ragged_channels": ({"batch": 2, "seq_len": 70, "d_model": 19, "d_state": 24}, "moderate"),
+        "state_33": ({"batch": 1, "seq_len": 100, "d_model": 3, "d_state": 33}, "mamba_init"),
+        "state_48_long_memory": ({"batch": 1, "seq_len": 333, "d_model": 17, "d_state": 48}, "long_memory"),
+        "state_32_fast_decay": ({"batch": 3, "seq_len": 65, "d_model": 40, "d_state": 32}, "fast_decay"),
+    },
+    # the chunked kernels' 64-step chunks: d_state 128 over several chunks,
+    # state and column counts that fill no tile, two column tiles, one pair
+    "mamba3_scan": {
+        "state_128_five_chunks": ({"batch": 1, "seq_len": 300, "n_heads": 2, "head_dim": 9, "d_state": 128}, "moderate"),
+        "state_100_columns_33": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 33, "d_state": 100}, "long_memory"),
+        "columns_97": ({"batch": 1, "seq_len": 130, "n_heads": 1, "head_dim": 97, "d_state": 8}, "large_angles"),
+        "one_pair_eleven_chunks": ({"batch": 2, "seq_len": 700, "n_heads": 1, "head_dim": 3, "d_state": 2}, "fast_decay"),
+    },
+    "mamba3_scan_backward": {
+        "state_128_columns_128": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 128, "d_state": 128}, "moderate"),
+        "state_100_columns_33": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 33, "d_state": 100}, "long_memory"),
+        "one_pair_eleven_chunks": ({"batch": 2, "seq_len": 700, "n_heads": 1, "head_dim": 3, "d_state": 2}, "fast_decay"),
+        "chunk_boundary_65": ({"batch": 1, "seq_len": 65, "n_heads": 2, "head_dim": 8, "d_state": 16}, "lam_one"),
+    },
 }
 
 
-def test_every_repository_solution_passes_sizes_the_challenge_tests_leave_out(challenge, tmp_path):
+@pytest.mark.parametrize("name", list(SIZES_NOT_IN_THE_CHALLENGE_TESTS))
+def test_every_repository_solution_passes_sizes_the_challenge_tests_leave_out(name, tmp_path):
     # A copy of the challenge whose functional tests are these sizes: the
     # worker processes load the challenge from disk, by name.
-    folder = tmp_path / "challenges" / challenge.name
-    shutil.copytree(challenge.root, folder)
+    challenge, extra = load_challenge(name, REPO), SIZES_NOT_IN_THE_CHALLENGE_TESTS[name]
+    folder = tmp_path / "challenges" / name
+    for source in (challenge.root, *(challenge.root.parent / d for d in challenge.oracle_depends_on)):
+        shutil.copytree(source, tmp_path / "challenges" / source.name)
     toml = (folder / "challenge.toml").read_text()
     first, performance = toml.index("[[tests.functional]]"), toml.index("[tests.performance]")
     blocks = "".join(
-        f'[[tests.functional]]\nname = "{name}"\nsizes = {{ '
+        f'[[tests.functional]]\nname = "{test}"\nsizes = {{ '
         + ", ".join(f"{k} = {v}" for k, v in sizes.items())
         + f' }}\ndistribution = "{distribution}"\nseed = {900 + i}\n\n'
-        for i, (name, (sizes, distribution)) in enumerate(SIZES_NOT_IN_THE_CHALLENGE_TESTS.items())
+        for i, (test, (sizes, distribution)) in enumerate(extra.items())
     )
     (folder / "challenge.toml").write_text(toml[:first] + blocks + toml[performance:])
-    wider = load_challenge(challenge.name, tmp_path)
-    assert [t.name for t in wider.tests_of("functional")] == list(SIZES_NOT_IN_THE_CHALLENGE_TESTS)
+    wider = load_challenge(name, tmp_path)
+    assert [t.name for t in wider.tests_of("functional")] == list(extra)
 
     solutions = [p for p in discover_solutions(challenge, REPO) if p.suffix == ".cu"]
     results = evaluate_files(wider, solutions, Plan(backend="emu", time=False), tmp_path)
     assert len(results) == len(solutions)
     for result in results:
         assert result.passed, f"{result.solution}: {result.reason}: {result.message}"
-        assert [t.name for t in result.tests][1:] == list(SIZES_NOT_IN_THE_CHALLENGE_TESTS)  # after the example
+        assert [t.name for t in result.tests][1:] == list(extra)  # after the example
 
 
 def test_a_compile_error_is_reported_with_file_and_line(challenge, tmp_path):
