@@ -49,8 +49,8 @@ SIZES_NOT_IN_THE_CHALLENGE_TESTS = {
         "state_48_long_memory": ({"batch": 1, "seq_len": 333, "d_model": 17, "d_state": 48}, "long_memory"),
         "state_32_fast_decay": ({"batch": 3, "seq_len": 65, "d_model": 40, "d_state": 32}, "fast_decay"),
     },
-    # the chunked kernels' 64-step chunks: d_state 128 over several chunks,
-    # state and column counts that fill no tile, two column tiles, one pair
+    # time in tiles of 32 or 64 steps: d_state 128 over several of them, state
+    # and column counts that fill no tile, 97 columns, one row pair
     "mamba3_scan": {
         "state_128_five_chunks": ({"batch": 1, "seq_len": 300, "n_heads": 2, "head_dim": 9, "d_state": 128}, "moderate"),
         "state_100_columns_33": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 33, "d_state": 100}, "long_memory"),
