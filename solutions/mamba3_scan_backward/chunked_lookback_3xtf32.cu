@@ -1,0 +1,916 @@
+// mamba3_scan_backward, chunked (SSD-style) on tensor cores with split-precision (3xTF32) products,
+// the two carries between chunks passed by decoupled look-backs instead of a sequential pass.
+//
+// The algorithm is that of chunked_3xtf32.cu (derived and checked in float64 by
+// reference/mamba3_scan_backward_chunked.py): per chunk of L = 64 steps, with angles from the
+// chunk start (Bg = R(-Phi) B, Cr = R(-Phi) C), cl_t = sum_{r<=t} dt_r A, dec_t = exp(cl_t),
+// decend_t = exp(cl_end - cl_t), e_t = gamma_t + bn_{t+1}:
+//   forward carry:  Gin(c+1) = R(Phi_end) Agg_c + dec_end R(Phi_end) Gin(c),  Agg_c = sum_s decend_s e_s Bg_s x_s^T
+//   adjoint carry:  dGin(c)  = BAgg_c + dec_end R(-Phi_end) dGin(c+1),        BAgg_c = sum_s dec_s Cr_s dy_s^T
+//   gradients of chunk c from Gin(c), Gfut(c) = R(-Phi_end) dGin(c+1) and five products.
+// Both carries are affine maps of the same kind (one decay and one rotation per row pair), so
+// each is a scan over chunks. The two run in opposite directions, and a block waiting on both
+// could wait on a block that never starts; so there are two launches, each with ONE look-back:
+//   1. state kernel: reads only the state side (x, B, theta, dt, lam), forms R(Phi_end) Agg_c,
+//      publishes it, and looks back over earlier chunks (tickets in ascending chunk order) for
+//      the inclusive Gin(c+1); it also publishes each chunk's map (dec_end, Phi_end).
+//   2. gradient kernel: tickets in descending chunk order; forms BAgg_c first and publishes it,
+//      then the L x L products, then looks back over later chunks for dGin(c+1) (the maps come
+//      from kernel 1), publishes the inclusive dGin(c), and forms every gradient with Gin(c)
+//      (kernel 1's inclusive state of chunk c-1) and Gfut(c) staged in shared memory.
+//   3. dA and dskip per head from per-chunk shares, in a fixed order.
+// This drops the previous design's separate aggregate kernel (which read every input) and its
+// sequential carry kernel: kernel 1 reads about half the inputs' bytes, and no thread walks the
+// chunks of a head one after another.
+//
+// Look-back protocol (as solutions/mamba3_scan/chunk_parallel_lookback.cu): a block draws a
+// ticket from an atomic counter (blocks start in no particular order), tickets run chunk-major,
+// so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
+// grid. Data is written by every thread, fenced, then flagged by thread 0 after a barrier; a
+// flag word is 64-bit, epoch << 2 | flag, so words of earlier launches read as "not ready" and
+// nothing is cleared between calls; the block drawing the last ticket resets the counter. A
+// waiting block folds in each predecessor's aggregate through the composed maps until it meets
+// an inclusive value; the running sums and composed maps live in shared memory, so any state
+// size works with one code path.
+//
+// Precision. Every product is 3xTF32 (a = tf32(a) + tf32(a - tf32(a)), three mma.sync m16n8k8
+// per tile step, float32 accumulation); the prefix sums of dt A are kept in double (their
+// differences cancel at fast decay); the carries are plain FP32. Per-row and per-head sums use
+// shared-memory atomics and per-chunk partials, so their order varies; the tolerances allow any.
+//
+// Sizes. d_state and head_dim are padded to S = 16, 32, 64 or 128 (zero rows and columns) in
+// shared memory, but products stop at the real sizes. Steps past seq_len have dt = 0 and zero
+// inputs (no decay, no write) and are not stored. At S = 128 Gin and Gfut stay in global memory
+// (shared memory is full). The scratch (four N x P matrices and a map per chunk) is capped at
+// 256 MB; larger problems run the two kernels over groups of (b, h) heads.
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <algorithm>
+
+namespace {
+
+constexpr int L = 64;  // chunk length (time steps)
+constexpr int WARPS = 8;
+constexpr int THREADS = 32 * WARPS;
+constexpr int SL = L + 4;  // row stride of the L x L matrices and per-step vectors
+constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
+constexpr size_t SCRATCH_CAP = size_t(256) << 20;
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// 4 bytes global -> shared without a register round trip; zero-filled when !valid
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 4 : 0));
+}
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
+
+__device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
+    return *(const volatile unsigned long long*)p;
+}
+
+__device__ __forceinline__ uint32_t to_tf32(float v) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+__device__ __forceinline__ void split(float v, uint32_t& hi, uint32_t& lo) {
+    hi = to_tf32(v);
+    lo = to_tf32(v - __uint_as_float(hi));
+}
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// d += a*b in 3xTF32; a as its four fragment values, b as its two.
+__device__ __forceinline__ void mma_3xtf32(float (&d)[4], const float (&a)[4], const float (&b)[2]) {
+    uint32_t ah[4], al[4], bh[2], bl[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) split(a[i], ah[i], al[i]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) split(b[i], bh[i], bl[i]);
+    mma_tf32(d, al, bh);  // small terms first
+    mma_tf32(d, ah, bl);
+    mma_tf32(d, ah, bh);
+}
+
+// acc (the 16 x 8 tile at rows m0, columns n0) += sum over k in [k_lo, k_hi) of a_at(m, k) b_at(k, n).
+// Fragment coordinates of m16n8k8: a rows g, g+8 and columns tg, tg+4; b rows tg, tg+4, column g.
+template <class FA, class FB>
+__device__ __forceinline__ void mma_range(float (&acc)[4], int m0, int n0, int k_lo, int k_hi, FA a_at, FB b_at) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
+    for (int k0 = k_lo; k0 < k_hi; k0 += 8) {
+        const float a[4] = {a_at(m0 + g, k0 + tg), a_at(m0 + g + 8, k0 + tg), a_at(m0 + g, k0 + tg + 4),
+                            a_at(m0 + g + 8, k0 + tg + 4)};
+        const float b[2] = {b_at(k0 + tg, n0 + g), b_at(k0 + tg + 4, n0 + g)};
+        mma_3xtf32(acc, a, b);
+    }
+}
+
+// The lower-triangle 16 x 8 tiles of an L x L matrix: 20 of them, s -> (row block, column tile).
+__device__ __forceinline__ void tri_tile(int s, int& rb, int& ct) {
+    rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
+    ct = s - rb * (rb + 1);
+}
+
+
+struct Problem {
+    const float *x, *B, *C, *dt, *A, *lam, *theta, *skip, *dy;
+    float *dx, *dB, *dC, *ddt, *dlam, *dtheta;
+    int T, H, P, N, nc;
+    int bh0;                    // first (b, h) head of this group
+    float* agg1;                // per (head in group, chunk): R(Phi_end) Agg_c           [N][P]
+    float* incl1;               // per (head in group, chunk): Gin(c+1)                   [N][P]
+    float* agg2;                // per (head in group, chunk): BAgg_c                     [N][P]
+    float* incl2;               // per (head in group, chunk): dGin(c)                    [N][P]
+    float* gfut;                // per (head in group, chunk): Gfut(c), only at S = 128  [N][P]
+    float4* maps;               // per (head in group, chunk, pair): dec_end, cos, sin of Phi_end, 0
+    unsigned long long *status1, *status2;  // flag words per (head in group, chunk)
+    unsigned long long *counter1, *counter2;
+    float* partial;             // per (b, h, chunk) of the whole problem: dA share, dskip share
+    unsigned long long epoch;
+};
+
+// Angles from the chunk start: rot [L][NPP] holds (cos, sin) of theta_t on entry and of
+// Phi_t = theta_0 + ... + theta_t on exit; the rows of m1 (and m2 unless null), stride `stride`,
+// are turned by R(-Phi_t). THREADS / NPP threads per pair each compose a segment, then an
+// inclusive scan by doubling over the segments (rotations commute).
+template <int NPP>
+__device__ __forceinline__ void running_rotation(float* rot, float* m1, float* m2, int stride) {
+    constexpr int TPP = THREADS / NPP, SEG = L / TPP;
+    const int tid = threadIdx.x, pair = tid / TPP, part = tid % TPP, t_begin = part * SEG;
+    float pc = 1.f, ps = 0.f;
+#pragma unroll 4
+    for (int k = 0; k < SEG; ++k) {
+        const float* cs = rot + 2 * ((t_begin + k) * NPP + pair);
+        const float nc = pc * cs[0] - ps * cs[1], ns = pc * cs[1] + ps * cs[0];
+        pc = nc;
+        ps = ns;
+    }
+    float ic = pc, is = ps;
+#pragma unroll
+    for (int o = 1; o < TPP; o <<= 1) {
+        const float uc = __shfl_up_sync(0xffffffffu, ic, o), us = __shfl_up_sync(0xffffffffu, is, o);
+        if (part >= o) {
+            const float nc = ic * uc - is * us, ns = ic * us + is * uc;
+            ic = nc;
+            is = ns;
+        }
+    }
+    {
+        const float uc = __shfl_up_sync(0xffffffffu, ic, 1), us = __shfl_up_sync(0xffffffffu, is, 1);
+        pc = part > 0 ? uc : 1.f;  // exclusive = inclusive of the previous segment
+        ps = part > 0 ? us : 0.f;
+    }
+#pragma unroll 4
+    for (int k = 0; k < SEG; ++k) {
+        const int t = t_begin + k;
+        float* cs = rot + 2 * (t * NPP + pair);
+        const float nc = pc * cs[0] - ps * cs[1], ns = pc * cs[1] + ps * cs[0];
+        pc = nc;
+        ps = ns;
+        cs[0] = pc;
+        cs[1] = ps;
+        float* r1 = m1 + t * stride + 2 * pair;
+        const float a0 = r1[0], a1 = r1[1];
+        r1[0] = pc * a0 + ps * a1;
+        r1[1] = pc * a1 - ps * a0;
+        if (m2) {
+            float* r2 = m2 + t * stride + 2 * pair;
+            const float b0 = r2[0], b1 = r2[1];
+            r2[0] = pc * b0 + ps * b1;
+            r2[1] = pc * b1 - ps * b0;
+        }
+    }
+}
+
+// Prefix sums of dt A over the chunk in double (warp 0): cl_t for the lane's two steps and cl_end.
+__device__ __forceinline__ void decay_prefix(const float* v_dt, float A_h, double (&cl)[2], double& cl_end) {
+    const int lane = threadIdx.x & 31;
+    double s0 = (double)v_dt[lane] * A_h, s1 = (double)v_dt[lane + 32] * A_h;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const double u0 = __shfl_up_sync(0xffffffffu, s0, o), u1 = __shfl_up_sync(0xffffffffu, s1, o);
+        if (lane >= o) {
+            s0 += u0;
+            s1 += u1;
+        }
+    }
+    s1 += __shfl_sync(0xffffffffu, s0, 31);
+    cl_end = __shfl_sync(0xffffffffu, s1, 31);
+    cl[0] = s0;
+    cl[1] = s1;
+}
+
+// Draws this block's ticket (thread 0; the last ticket resets the counter for the next launch).
+__device__ __forceinline__ int draw_ticket(unsigned long long* counter, unsigned long long tickets, unsigned* cell) {
+    if (threadIdx.x == 0) {
+        const unsigned long long ticket = atomicAdd(counter, 1ull);
+        if (ticket == tickets - 1) atomicExch(counter, 0ull);
+        *cell = (unsigned)ticket;
+    }
+    __syncthreads();
+    return (int)*cell;
+}
+
+// Decoupled look-back over the chunks j = first, first + step, ... of one head (slots slot0 + j):
+// acc[2i][p], acc[2i+1][p] (row stride ld) += the composed maps of the chunks folded so far applied
+// to chunk j's value, its inclusive one if flagged (then the walk ends) or else its aggregate,
+// whose map is then composed in. A map is dec_end R(sin_sign * Phi_end). Chunk `terminal` only
+// ever publishes an inclusive value. Ends with the block's threads having added their elements
+// (f = tid + k THREADS over the npairs x P pair-columns); the caller synchronises before others read.
+__device__ void look_back(float* acc, int ld, float4* cmap, unsigned* flag_cell, const unsigned long long* status,
+                          const float* agg, const float* incl, const float4* maps, float sin_sign, size_t slot0,
+                          int first, int step, int terminal, int npairs, int P, unsigned long long epoch) {
+    const int tid = threadIdx.x;
+    const size_t mat = (size_t)2 * npairs * P;
+    for (int i = tid; i < npairs; i += THREADS) cmap[i] = make_float4(1.f, 1.f, 0.f, 0.f);
+    for (int j = first;; j += step) {
+        if (tid == 0) {
+            unsigned long long s;
+            do {
+                s = read_status(status + slot0 + j);
+            } while ((s >> 2) != epoch);
+            __threadfence();
+            *flag_cell = (unsigned)(s & 3ull);
+        }
+        __syncthreads();
+        const unsigned flag = *flag_cell;
+        __threadfence();
+        const float* src = (flag == FLAG_INCLUSIVE ? incl : agg) + (slot0 + j) * mat;
+        for (int f = tid; f < npairs * P; f += THREADS) {
+            const int i = f / P, p = f % P;
+            const float4 m = cmap[i];
+            const float v0 = __ldcg(src + (size_t)(2 * i) * P + p), v1 = __ldcg(src + (size_t)(2 * i + 1) * P + p);
+            acc[(2 * i) * ld + p] += m.x * (m.y * v0 - m.z * v1);
+            acc[(2 * i + 1) * ld + p] += m.x * (m.z * v0 + m.y * v1);
+        }
+        if (flag == FLAG_INCLUSIVE || j == terminal) break;
+        __syncthreads();  // cmap and the flag cell are read by all before they change
+        for (int i = tid; i < npairs; i += THREADS) {
+            const float4 mj = __ldcg(maps + (slot0 + j) * npairs + i), m = cmap[i];
+            const float s = sin_sign * mj.z;
+            cmap[i] = make_float4(m.x * mj.x, m.y * mj.y - m.z * s, m.y * s + m.z * mj.y, 0.f);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel 1: the forward carry. One block per (chunk, head in group), tickets chunk-major ascending.
+template <int NP, int PP>
+struct Cfg1 {
+    static constexpr int NPP = NP / 2;
+    static constexpr int SN = NP + 4, SP = PP + 4;
+    static constexpr int OFF_X = 0;                 // x [L][SP]; R(Phi_end) Agg [NP][SP] over x and B
+    static constexpr int OFF_B = OFF_X + L * SP;    // B [L][SN], Bg after the setup
+    static constexpr int H_SIZE = NP * SP > L * NPP ? NP * SP : L * NPP;
+    static constexpr int OFF_H = OFF_B + L * SN;    // theta [L][NPP], later Gin(c) [NP][SP]
+    static constexpr int OFF_ROT = OFF_H + H_SIZE;  // cos, sin of Phi_t: [L][NPP][2]
+    static constexpr int OFF_V = OFF_ROT + 2 * L * NPP;  // dt, lam (L + 1 steps), w: [3][SL]
+    static constexpr int OFF_CMAP = OFF_V + 3 * SL;      // composed maps, float4 per pair
+    static constexpr int OFF_MISC = OFF_CMAP + 4 * NPP;  // ticket, flag, dec_end
+    static constexpr int FLOATS = OFF_MISC + 4;
+    static_assert(NP * SP <= L * (SP + SN), "Agg fits over x and B");
+    static_assert(OFF_CMAP % 4 == 0, "float4 alignment");
+};
+
+template <int NP, int PP>
+__global__ void __launch_bounds__(THREADS) state_kernel(Problem pr, int units) {
+    using K = Cfg1<NP, PP>;
+    extern __shared__ float4 smem4[];
+    float* sm = reinterpret_cast<float*>(smem4);
+    float* sX = sm + K::OFF_X;
+    float* sB = sm + K::OFF_B;
+    float* sAgg = sm + K::OFF_X;
+    float* sH = sm + K::OFF_H;
+    float* sTh = sm + K::OFF_H;
+    float* sRot = sm + K::OFF_ROT;
+    float* v_dt = sm + K::OFF_V;
+    float* v_lam = v_dt + SL;
+    float* v_w = v_lam + SL;
+    float4* cmap = reinterpret_cast<float4*>(sm + K::OFF_CMAP);
+    unsigned* misc = reinterpret_cast<unsigned*>(sm + K::OFF_MISC);
+    float* misc_f = sm + K::OFF_MISC;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, tg = lane & 3;
+    const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
+    const int ticket = draw_ticket(pr.counter1, (unsigned long long)units * nc, misc);
+    const int c = ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
+    const int h = bh % H, b = bh / H, t0 = c * L;
+    const float A_h = pr.A[h];
+    auto row_of = [&](int t) { return (b * T + t) * H + h; };
+    const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
+
+    // ---- the chunk's state-side inputs into shared memory, zero where out of range
+    for (int f = tid; f < L * PP; f += THREADS) {
+        const int r = f / PP, p = f % PP, t = t0 + r;
+        const bool ok = t < T && p < P;
+        copy4(sX + r * K::SP + p, ok ? pr.x + (size_t)row_of(t) * P + p : pr.x, ok);
+    }
+    for (int f = tid; f < L * NP; f += THREADS) {
+        const int r = f / NP, n = f % NP, t = t0 + r;
+        const bool ok = t < T && n < N;
+        copy4(sB + r * K::SN + n, ok ? pr.B + (size_t)row_of(t) * N + n : pr.B, ok);
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) {
+        const int r = f / K::NPP, i = f % K::NPP, t = t0 + r;
+        const bool ok = t < T && i < npairs;
+        copy4(sTh + f, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
+    }
+    for (int f = tid; f <= L; f += THREADS) {  // one step past the chunk: bn of the next chunk's first step
+        const bool ok = t0 + f < T;
+        copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
+        copy4(v_lam + f, ok ? pr.lam + row_of(t0 + f) : pr.lam, ok);
+    }
+    copy_commit();
+    copy_wait_all();
+    __syncthreads();
+
+    // ---- setup: write weights w_t = decend_t e_t (warp 0), cos and sin of every angle
+    if (warp == 0) {
+        double cl[2], cl_end;
+        decay_prefix(v_dt, A_h, cl, cl_end);
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            const float e = v_lam[t] * v_dt[t] + (1.f - v_lam[t + 1]) * v_dt[t + 1];
+            v_w[t] = expf((float)(cl_end - cl[k])) * e;
+        }
+        if (lane == 0) misc_f[2] = expf((float)cl_end);
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
+    __syncthreads();
+    running_rotation<K::NPP>(sRot, sB, nullptr, K::SN);
+    __syncthreads();
+
+    // ---- Agg = (w Bg)^T X, N x P, tiles kept in registers until x and B are spent
+    constexpr int CT = PP / 8, TILES = (NP / 16) * CT, TPW = (TILES + WARPS - 1) / WARPS;
+    float acc[TPW][4];
+#pragma unroll
+    for (int q = 0; q < TPW; ++q) {
+        const int j = warp + q * WARPS, m0 = (j / CT) * 16, n0 = (j % CT) * 8;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[q][i] = 0.f;
+        if (j < TILES && m0 < N && n0 < P)
+            mma_range(acc[q], m0, n0, 0, L, [&](int n, int r) { return sB[r * K::SN + n] * v_w[r]; },
+                      [&](int r, int p) { return sX[r * K::SP + p]; });
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < TPW; ++q) {
+        const int j = warp + q * WARPS, m0 = (j / CT) * 16, n0 = (j % CT) * 8;
+        if (j < TILES && m0 < N && n0 < P)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) sAgg[(m0 + g + (i >= 2 ? 8 : 0)) * K::SP + n0 + 2 * tg + (i & 1)] = acc[q][i];
+    }
+    __syncthreads();
+
+    // ---- publish R(Phi_end) Agg (chunk 0: it is Gin(1), inclusive) and the map
+    const float dec_end = misc_f[2];
+    const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
+    float* mine = (c == 0 ? pr.incl1 : pr.agg1) + slot * mat;
+    for (int f = tid; f < npairs * P; f += THREADS) {
+        const int i = f / P, p = f % P;
+        const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
+        float* a = sAgg + (2 * i) * K::SP + p;
+        const float e0 = a[0], e1 = a[K::SP];
+        a[0] = co * e0 - s * e1;
+        a[K::SP] = s * e0 + co * e1;
+        __stcg(mine + (size_t)(2 * i) * P + p, a[0]);
+        __stcg(mine + (size_t)(2 * i + 1) * P + p, a[K::SP]);
+    }
+    for (int i = tid; i < npairs; i += THREADS)
+        __stcg(pr.maps + slot * npairs + i, make_float4(dec_end, rot_end[2 * i], rot_end[2 * i + 1], 0.f));
+    __threadfence();
+    __syncthreads();
+    if (tid == 0)
+        *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+    if (c == 0) return;
+
+    // ---- look back over chunks c-1, c-2, ... for Gin(c); publish Gin(c+1) = R Agg + dec_end R Gin(c)
+    for (int f = tid; f < npairs * P; f += THREADS) {
+        const int i = f / P, p = f % P;
+        sH[(2 * i) * K::SP + p] = 0.f;
+        sH[(2 * i + 1) * K::SP + p] = 0.f;
+    }
+    look_back(sH, K::SP, cmap, misc + 1, pr.status1, pr.agg1, pr.incl1, pr.maps, 1.f, slot0, c - 1, -1, 0, npairs,
+              P, pr.epoch);
+    float* incl = pr.incl1 + slot * mat;
+    for (int f = tid; f < npairs * P; f += THREADS) {  // the same elements this thread summed and turned
+        const int i = f / P, p = f % P;
+        const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
+        const float h0 = sH[(2 * i) * K::SP + p], h1 = sH[(2 * i + 1) * K::SP + p];
+        const float* a = sAgg + (2 * i) * K::SP + p;
+        __stcg(incl + (size_t)(2 * i) * P + p, a[0] + dec_end * (co * h0 - s * h1));
+        __stcg(incl + (size_t)(2 * i + 1) * P + p, a[K::SP] + dec_end * (s * h0 + co * h1));
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel 2: the adjoint carry and every gradient of a chunk. One block per (chunk, head in
+// group), tickets chunk-major descending.
+// per-step vectors (index into the OFF_V block)
+enum { V_DT, V_LAM, V_DEC, V_DECEND, V_GAM, V_BNN, V_E, V_BC, V_XY, V_CRDCR, V_DGAM, V_COUNT };
+enum { MISC_ABETA0, MISC_DOTEND, MISC_TICKET, MISC_FLAG };
+
+template <int NP, int PP>
+struct Cfg2 {
+    static constexpr int NPP = NP / 2;
+    static constexpr int SN = NP + 4, SP = PP + 4;
+    static constexpr bool STAGE = NP <= 64 && PP <= 64;  // Gin and Gfut in shared memory
+    static constexpr int GSZ = STAGE ? NP * SP : 0;
+    static constexpr int OFF_X = 0;
+    static constexpr int OFF_DY = OFF_X + L * SP;
+    static constexpr int OFF_B = OFF_DY + L * SP;    // B, then Bg
+    static constexpr int OFF_C = OFF_B + L * SN;     // C, then Cr
+    static constexpr int OFF_M1 = OFF_C + L * SN;    // theta [L][NPP], then Dec Q, then dPhi
+    static constexpr int OFF_M2 = OFF_M1 + L * SL;   // Dec D
+    static constexpr int OFF_ROT = OFF_M2 + L * SL;  // cos, sin of Phi_t: [L][NPP][2]
+    static constexpr int OFF_GIN = OFF_ROT + 2 * L * NPP;
+    static constexpr int OFF_GF = OFF_GIN + GSZ;     // dGin(c+1), then Gfut(c)
+    static constexpr int OFF_V = OFF_GF + GSZ;
+    static constexpr int OFF_CMAP = OFF_V + V_COUNT * SL;
+    static constexpr int OFF_XPREV = OFF_CMAP + 4 * NPP;
+    static constexpr int OFF_BPREV = OFF_XPREV + PP;
+    static constexpr int OFF_CROSS = OFF_BPREV + NP;
+    static constexpr int OFF_MISC = OFF_CROSS + NPP;
+    static constexpr int OFF_CL = OFF_MISC + 8;      // cl_t in double: [L]
+    static constexpr int FLOATS = OFF_CL + 2 * L;
+    static_assert(L * NPP <= L * SL, "theta fits in M1");
+    static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0, "alignment");
+};
+
+template <int NP, int PP>
+__global__ void __launch_bounds__(THREADS) grad_kernel(Problem pr, int units) {
+    using K = Cfg2<NP, PP>;
+    extern __shared__ float4 smem4[];
+    float* sm = reinterpret_cast<float*>(smem4);
+    float* sX = sm + K::OFF_X;
+    float* sDY = sm + K::OFF_DY;
+    float* sB = sm + K::OFF_B;
+    float* sC = sm + K::OFF_C;
+    float* sM1 = sm + K::OFF_M1;
+    float* sTh = sm + K::OFF_M1;
+    float* sM2 = sm + K::OFF_M2;
+    float* sRot = sm + K::OFF_ROT;
+    float* V = sm + K::OFF_V;
+    auto vec = [&](int which) { return V + which * SL; };
+    float* v_dt = vec(V_DT);
+    float* v_lam = vec(V_LAM);
+    float* v_dec = vec(V_DEC);
+    float* v_decend = vec(V_DECEND);
+    float* v_gam = vec(V_GAM);
+    float* v_bnn = vec(V_BNN);
+    float* v_e = vec(V_E);
+    float* v_bc = vec(V_BC);
+    float* v_xy = vec(V_XY);
+    float* v_crdcr = vec(V_CRDCR);
+    float* v_dgam = vec(V_DGAM);
+    float4* cmap = reinterpret_cast<float4*>(sm + K::OFF_CMAP);
+    float* xprev = sm + K::OFF_XPREV;
+    float* bprev = sm + K::OFF_BPREV;
+    float* crossend = sm + K::OFF_CROSS;
+    float* misc = sm + K::OFF_MISC;
+    unsigned* misc_u = reinterpret_cast<unsigned*>(misc);
+    // The prefix sums of dt A reach -4096 in a chunk of fast decay, where a float32 difference
+    // cl_t - cl_s of two of them would be off by 1e-3 absolute (1e-3 relative in Dec_ts): kept in double.
+    double* v_cl = reinterpret_cast<double*>(sm + K::OFF_CL);
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, tg = lane & 3;
+    const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
+    const int ticket = draw_ticket(pr.counter2, (unsigned long long)units * nc, misc_u + MISC_TICKET);
+    const int c = nc - 1 - ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
+    const int h = bh % H, b = bh / H, t0 = c * L;
+    // products stop at the real sizes (padding rows and columns are zero): k steps of 8, row blocks of 16
+    const int Nk = (N + 7) & ~7, Pk = (P + 7) & ~7;
+    const float A_h = pr.A[h];
+    auto row_of = [&](int t) { return (b * T + t) * H + h; };  // (b, t, h) row, fits in int
+    const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
+    const bool has_prev = c > 0, has_next = c + 1 < nc;
+    // Gin(c) (kernel 1's inclusive state of chunk c-1) and Gfut(c): shared memory, or global at S = 128
+    float* gf = K::STAGE ? sm + K::OFF_GF : pr.gfut + slot * mat;
+    const float* gin = K::STAGE ? sm + K::OFF_GIN : pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
+    const int gld = K::STAGE ? K::SP : P;
+
+    // ---- the chunk's inputs (and Gin(c)) into shared memory, zero where out of range
+    for (int f = tid; f < L * PP; f += THREADS) {
+        const int r = f / PP, p = f % PP, t = t0 + r;
+        const bool ok = t < T && p < P;
+        const size_t o = ok ? (size_t)row_of(t) * P + p : 0;
+        copy4(sX + r * K::SP + p, pr.x + o, ok);
+        copy4(sDY + r * K::SP + p, pr.dy + o, ok);
+    }
+    for (int f = tid; f < L * NP; f += THREADS) {
+        const int r = f / NP, n = f % NP, t = t0 + r;
+        const bool ok = t < T && n < N;
+        const size_t o = ok ? (size_t)row_of(t) * N + n : 0;
+        copy4(sB + r * K::SN + n, pr.B + o, ok);
+        copy4(sC + r * K::SN + n, pr.C + o, ok);
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) {
+        const int r = f / K::NPP, i = f % K::NPP, t = t0 + r;
+        const bool ok = t < T && i < npairs;
+        copy4(sTh + f, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
+    }
+    for (int f = tid; f <= L; f += THREADS) {  // one step past the chunk: bn of the next chunk's first step
+        const bool ok = t0 + f < T;
+        copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
+        copy4(v_lam + f, ok ? pr.lam + row_of(t0 + f) : pr.lam, ok);
+    }
+    for (int f = tid; f < PP; f += THREADS) {
+        const bool ok = has_prev && f < P;
+        copy4(xprev + f, ok ? pr.x + (size_t)row_of(t0 - 1) * P + f : pr.x, ok);
+    }
+    for (int f = tid; f < NP; f += THREADS) {
+        const bool ok = has_prev && f < N;
+        copy4(bprev + f, ok ? pr.B + (size_t)row_of(t0 - 1) * N + f : pr.B, ok);
+    }
+    if (K::STAGE) {
+        float* sGin = sm + K::OFF_GIN;
+        for (int f = tid; f < NP * PP; f += THREADS) {
+            const int n = f / PP, p = f % PP;
+            const bool ok = has_prev && n < N && p < P;
+            copy4(sGin + n * K::SP + p, ok ? pr.incl1 + (slot - 1) * mat + (size_t)n * P + p : pr.incl1, ok);
+        }
+    }
+    copy_commit();
+    for (int f = tid; f < N * P; f += THREADS) gf[(f / P) * gld + f % P] = 0.f;
+    for (int f = tid; f < K::NPP; f += THREADS) crossend[f] = 0.f;
+    for (int f = tid; f < L; f += THREADS) v_crdcr[f] = v_dgam[f] = 0.f;
+    if (tid < 2) misc[tid] = 0.f;
+    copy_wait_all();
+    __syncthreads();
+
+    // ---- setup: decays (warp 0), cos and sin of every angle, then the running rotation
+    if (warp == 0) {
+        double cl[2], cl_end;
+        decay_prefix(v_dt, A_h, cl, cl_end);
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            const float gam = v_lam[t] * v_dt[t];
+            const float bnn = (1.f - v_lam[t + 1]) * v_dt[t + 1];
+            v_cl[t] = cl[k];
+            v_dec[t] = expf((float)cl[k]);
+            v_decend[t] = expf((float)(cl_end - cl[k]));
+            v_gam[t] = gam;
+            v_bnn[t] = bnn;
+            v_e[t] = gam + bnn;
+        }
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
+    __syncthreads();
+    running_rotation<K::NPP>(sRot, sB, sC, K::SN);  // Bg = R(-Phi) B, Cr = R(-Phi) C in place
+    __syncthreads();
+
+    // ---- BAgg = (dec Cr)^T dY, published at once (last chunk: it is dGin, inclusive)
+    {
+        float* mine = (has_next ? pr.agg2 : pr.incl2) + slot * mat;
+        constexpr int CT = PP / 8, TILES = (NP / 16) * CT;
+        for (int j = warp; j < TILES; j += WARPS) {
+            const int m0 = (j / CT) * 16, n0 = (j % CT) * 8;
+            if (m0 >= N || n0 >= P) continue;
+            float acc[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_range(acc, m0, n0, 0, L, [&](int n, int r) { return sC[r * K::SN + n] * v_dec[r]; },
+                      [&](int r, int p) { return sDY[r * K::SP + p]; });
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int n = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 2 * tg + (i & 1);
+                if (n < N && p < P) __stcg(mine + (size_t)n * P + p, acc[i]);
+            }
+        }
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            *(volatile unsigned long long*)(pr.status2 + slot) =
+                (pr.epoch << 2) | (has_next ? FLAG_AGGREGATE : FLAG_INCLUSIVE);
+    }
+
+    // ---- Q = Cr Bg^T and D = dY X^T, lower triangles, stored times Dec_ts (over theta in M1)
+    for (int j = warp; j < 40; j += WARPS) {
+        const bool isD = j >= 20;
+        int rb, ct;
+        tri_tile(isD ? j - 20 : j, rb, ct);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        if (!isD)
+            mma_range(acc, rb * 16, ct * 8, 0, Nk, [&](int t, int n) { return sC[t * K::SN + n]; },
+                      [&](int n, int s) { return sB[s * K::SN + n]; });
+        else
+            mma_range(acc, rb * 16, ct * 8, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p]; },
+                      [&](int p, int s) { return sX[s * K::SP + p]; });
+        float* dst = isD ? sM2 : sM1;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int t = rb * 16 + g + (i >= 2 ? 8 : 0), s = ct * 8 + 2 * tg + (i & 1);
+            if (t == s) (isD ? v_xy : v_bc)[t] = acc[i];
+            dst[t * SL + s] = s <= t ? acc[i] * expf((float)(v_cl[t] - v_cl[s])) : 0.f;
+        }
+    }
+
+    // ---- look back over chunks c+1, c+2, ... for dGin(c+1); then the chunk-end terms (cross and
+    // dot of Gin(c+1) and dGin(c+1)), Gfut(c) = R(-Phi_end) dGin(c+1), the part
+    // B_{t0-1} . dec_end Gfut x_{t0-1} of alpha_t0 dbeta_t0, and dGin(c) = BAgg + dec_end Gfut published
+    if (has_next) {
+        look_back(gf, gld, cmap, misc_u + MISC_FLAG, pr.status2, pr.agg2, pr.incl2, pr.maps, -1.f, slot0, c + 1, 1,
+                  nc - 1, npairs, P, pr.epoch);
+        const float* Gnext = pr.incl1 + slot * mat;
+        const float* bagg = pr.agg2 + slot * mat;
+        float* incl = pr.incl2 + slot * mat;
+        const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
+        const float dec_end = v_dec[L - 1];
+        float dot = 0.f, ab = 0.f;
+        for (int f = tid; f < npairs * P; f += THREADS) {  // the elements this thread summed
+            const int i = f / P, p = f % P;
+            float* q = gf + (2 * i) * gld + p;
+            const float d0 = q[0], d1 = q[gld];
+            const float n0 = Gnext[(size_t)(2 * i) * P + p], n1 = Gnext[(size_t)(2 * i + 1) * P + p];
+            dot += n0 * d0 + n1 * d1;
+            atomicAdd(&crossend[i], n0 * d1 - n1 * d0);
+            const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
+            const float f0 = co * d0 + s * d1, f1 = co * d1 - s * d0;
+            q[0] = f0;
+            q[gld] = f1;
+            ab += (bprev[2 * i] * f0 + bprev[2 * i + 1] * f1) * xprev[p];
+            __stcg(incl + (size_t)(2 * i) * P + p, __ldcg(bagg + (size_t)(2 * i) * P + p) + dec_end * f0);
+            __stcg(incl + (size_t)(2 * i + 1) * P + p, __ldcg(bagg + (size_t)(2 * i + 1) * P + p) + dec_end * f1);
+        }
+        atomicAdd(&misc[MISC_DOTEND], dot);
+        atomicAdd(&misc[MISC_ABETA0], ab * dec_end);
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) *(volatile unsigned long long*)(pr.status2 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+    }
+    // the other part of alpha_t0 dbeta_t0: sum_s dec_s (dy_s . x_{t0-1}) (B_{t0-1} . Cr_s)
+    if (has_prev)
+        for (int s = tid; s < L; s += THREADS) {
+            float xd = 0.f, bc = 0.f;
+            for (int p = 0; p < P; ++p) xd += sDY[s * K::SP + p] * xprev[p];
+            for (int n = 0; n < N; ++n) bc += bprev[n] * sC[s * K::SN + n];
+            atomicAdd(&misc[MISC_ABETA0], v_dec[s] * xd * bc);
+        }
+    __syncthreads();
+
+    auto gf_at = [&](int n, int p) { return n < N && p < P ? gf[n * gld + p] : 0.f; };
+    auto gin_at = [&](int n, int p) { return n < N && p < P ? gin[n * gld + p] : 0.f; };
+
+    // ---- dx = e Xb + (skip - bn_next BC) dy,  Xb = (Dec Q)^T dY + decend (Bg Gfut)
+    {
+        const float skip_h = pr.skip[h];
+        constexpr int CT = PP / 8;
+        for (int j = warp; j < 4 * CT; j += WARPS) {
+            const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
+            if (n0 >= P) continue;
+            float acc[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_range(acc, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
+                      [&](int s, int p) { return sDY[s * K::SP + p]; });
+            if (has_next)
+                mma_range(acc, m0, n0, 0, Nk, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
+                          [&](int n, int p) { return gf_at(n, p); });
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int t = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 2 * tg + (i & 1);
+                if (t0 + t < T && p < P) {
+                    const float d = sDY[t * K::SP + p];
+                    pr.dx[(size_t)row_of(t0 + t) * P + p] = v_e[t] * acc[i] + (skip_h - v_bnn[t] * v_bc[t]) * d;
+                }
+            }
+        }
+    }
+    __syncthreads();  // sM1 (Dec Q) is free: it takes dPhi below
+
+    // ---- dCr = (Dec e D) Bg + dec (dY Gin^T) and Gx = (Dec D)^T Cr + decend (X Gfut^T), the same
+    // tile of both in one warp, so that the epilogue has every per-(t, pair) quantity at hand
+    {
+        constexpr int CT = NP / 8;
+        for (int j = warp; j < 4 * CT; j += WARPS) {
+            const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
+            if (n0 >= N) continue;  // whole warp: the shuffles below stay converged
+            float dcr[4] = {0.f, 0.f, 0.f, 0.f}, gx[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_range(dcr, m0, n0, 0, m0 + 16,
+                      [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
+                      [&](int s, int n) { return sB[s * K::SN + n]; });
+            if (has_prev)
+                mma_range(dcr, m0, n0, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
+                          [&](int p, int n) { return gin_at(n, p); });
+            mma_range(gx, m0, n0, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
+                      [&](int s, int n) { return sC[s * K::SN + n]; });
+            if (has_next)
+                mma_range(gx, m0, n0, 0, Pk, [&](int t, int p) { return sX[t * K::SP + p] * v_decend[t]; },
+                          [&](int p, int n) { return gf_at(n, p); });
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int t = m0 + g + 8 * half, n = n0 + 2 * tg, i = n / 2;
+                const float dcr0 = dcr[2 * half], dcr1 = dcr[2 * half + 1];
+                const float gx0 = gx[2 * half], gx1 = gx[2 * half + 1];
+                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+                const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
+                float crd = cr0 * dcr0 + cr1 * dcr1, dg = bg0 * gx0 + bg1 * gx1;
+                crd += __shfl_xor_sync(0xffffffffu, crd, 1);
+                dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+                crd += __shfl_xor_sync(0xffffffffu, crd, 2);
+                dg += __shfl_xor_sync(0xffffffffu, dg, 2);
+                if (tg == 0) {
+                    atomicAdd(&v_crdcr[t], crd);
+                    atomicAdd(&v_dgam[t], dg);
+                }
+                const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
+                const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
+                sM1[t * SL + i] = (dcr0 * cr1 - dcr1 * cr0) + (dbg0 * bg1 - dbg1 * bg0);
+                if (t0 + t < T && n < N) {
+                    const float pc = sRot[2 * (t * K::NPP + i)], ps = sRot[2 * (t * K::NPP + i) + 1];
+                    const size_t o = (size_t)row_of(t0 + t) * N + n;
+                    pr.dB[o] = pc * dbg0 - ps * dbg1;
+                    pr.dB[o + 1] = ps * dbg0 + pc * dbg1;
+                    pr.dC[o] = pc * dcr0 - ps * dcr1;
+                    pr.dC[o + 1] = ps * dcr0 + pc * dcr1;
+                }
+            }
+        }
+    }
+    __syncthreads();
+    // ---- per-step scalars (warp 0) and angle gradients (one thread per pair, warps 1..)
+    if (warp == 0) {
+        float dcl[2];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            dcl[k] = v_crdcr[t] - v_e[t] * v_dgam[t] + v_bnn[t] * v_bc[t] * v_xy[t] +
+                     (t == L - 1 ? misc[MISC_DOTEND] : 0.f);
+        }
+        // reverse inclusive sums over the 64 steps: dloga_t = sum_{u >= t} dcl_u
+        float s0 = dcl[0], s1 = dcl[1];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const float u0 = __shfl_down_sync(0xffffffffu, s0, o), u1 = __shfl_down_sync(0xffffffffu, s1, o);
+            if (lane + o < 32) {
+                s0 += u0;
+                s1 += u1;
+            }
+        }
+        s0 += __shfl_sync(0xffffffffu, s1, 0);
+        float da = 0.f, dsk = 0.f;
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            const float dloga = k ? s1 : s0;
+            const float abeta = t == 0 ? misc[MISC_ABETA0] : v_dgam[t - 1] - v_bc[t - 1] * v_xy[t - 1];
+            const float lam = v_lam[t], d = v_dt[t], dg = v_dgam[t];
+            if (t0 + t < T) {
+                pr.ddt[row_of(t0 + t)] = A_h * dloga + lam * dg + (1.f - lam) * abeta;
+                pr.dlam[row_of(t0 + t)] = d * (dg - abeta);
+            }
+            da += d * dloga;
+            dsk += v_xy[t];
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            da += __shfl_xor_sync(0xffffffffu, da, o);
+            dsk += __shfl_xor_sync(0xffffffffu, dsk, o);
+        }
+        if (lane == 0) {
+            const size_t q = (size_t)bh * nc + c;
+            pr.partial[2 * q] = da;
+            pr.partial[2 * q + 1] = dsk;
+        }
+    } else if (tid - 32 < npairs) {
+        const int i = tid - 32;
+        float s = crossend[i];  // the chunk end's rotation belongs to the last step
+        for (int t = L - 1; t >= 0; --t) {
+            s += sM1[t * SL + i];
+            if (t0 + t < T) pr.dtheta[(size_t)row_of(t0 + t) * npairs + i] = s;
+        }
+    }
+}
+
+// Kernel 4: dA and dskip per head, the chunk shares summed in a fixed order.
+__global__ void head_sums_kernel(const float* partial, float* dA, float* dskip, int batch, int H, int nc) {
+    const int h = blockIdx.x, lane = threadIdx.x;
+    float a = 0.f, s = 0.f;
+    for (int b = 0; b < batch; ++b)
+        for (int c = lane; c < nc; c += 32) {
+            const size_t q = ((size_t)b * H + h) * nc + c;
+            a += partial[2 * q];
+            s += partial[2 * q + 1];
+        }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        s += __shfl_xor_sync(0xffffffffu, s, o);
+    }
+    if (lane == 0) {
+        dA[h] = a;
+        dskip[h] = s;
+    }
+}
+
+// Scratch kept between calls: the two ticket counters and one flag word per slot (head in group,
+// chunk) and kernel, then the data. Flags start at epoch 0, which no launch uses; a call whose
+// sizes differ may find words of other launches where its flags lie, all with older epochs.
+struct Scratch {
+    unsigned long long* words = nullptr;
+    float* data = nullptr;
+    size_t nwords = 0, data_floats = 0;
+    unsigned long long epoch = 0;  // launch groups so far: each gets its own
+};
+Scratch scratch;  // shared by every instantiation
+
+// Makes room for `nwords` words and `floats` of data; false when out of memory.
+bool reserve(size_t nwords, size_t floats) {
+    Scratch& sc = scratch;
+    if (nwords > sc.nwords) {
+        if (sc.words) cudaFree(sc.words);
+        sc.nwords = 0;
+        if (cudaMalloc(&sc.words, nwords * sizeof(unsigned long long)) != cudaSuccess) {
+            sc.words = nullptr;
+            return false;
+        }
+        cudaMemset(sc.words, 0, nwords * sizeof(unsigned long long));
+        sc.nwords = nwords;
+    }
+    if (floats > sc.data_floats) {
+        if (sc.data) cudaFree(sc.data);
+        sc.data_floats = 0;
+        if (cudaMalloc(&sc.data, floats * sizeof(float)) != cudaSuccess) {
+            sc.data = nullptr;
+            return false;
+        }
+        sc.data_floats = floats;
+    }
+    return true;
+}
+
+template <int S>
+void run(Problem pr, int batch, float* dA, float* dskip) {
+    using K1 = Cfg1<S, S>;
+    using K2 = Cfg2<S, S>;
+    const int nbh = batch * pr.H, nc = pr.nc, npairs = pr.N / 2;
+    const size_t smem1 = sizeof(float) * K1::FLOATS, smem2 = sizeof(float) * K2::FLOATS;
+    static bool attr_set = false;  // one attribute call per instantiation
+    if (!attr_set) {
+        cudaFuncSetAttribute(state_kernel<S, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem1);
+        cudaFuncSetAttribute(grad_kernel<S, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem2);
+        attr_set = true;
+    }
+    // per slot: agg1, incl1, agg2, incl2 (and gfut when not staged), N x P each, and the map
+    const size_t mat = (size_t)pr.N * pr.P, mats = K2::STAGE ? 4 : 5;
+    const size_t slot_floats = mats * mat + 4 * (size_t)npairs;
+    const size_t per_head = (sizeof(float) * slot_floats + 2 * sizeof(unsigned long long)) * nc;
+    const int group = (int)std::max<size_t>(1, std::min<size_t>(nbh, SCRATCH_CAP / per_head));
+    const size_t slots = (size_t)group * nc;
+    const size_t partial_floats = (2 * (size_t)nbh * nc + 3) & ~size_t(3);  // maps stay float4-aligned
+    if (!reserve(2 + 2 * slots, partial_floats + slots * slot_floats)) return;  // gradients unwritten: the check says so
+    Scratch& sc = scratch;
+    pr.counter1 = sc.words;
+    pr.counter2 = sc.words + 1;
+    pr.status1 = sc.words + 2;
+    pr.status2 = pr.status1 + slots;
+    pr.partial = sc.data;
+    pr.maps = reinterpret_cast<float4*>(sc.data + partial_floats);
+    pr.agg1 = sc.data + partial_floats + 4 * (size_t)npairs * slots;
+    pr.incl1 = pr.agg1 + slots * mat;
+    pr.agg2 = pr.incl1 + slots * mat;
+    pr.incl2 = pr.agg2 + slots * mat;
+    pr.gfut = K2::STAGE ? nullptr : pr.incl2 + slots * mat;
+    for (int bh0 = 0; bh0 < nbh; bh0 += group) {
+        const int n = std::min(group, nbh - bh0);
+        pr.bh0 = bh0;
+        pr.epoch = ++sc.epoch;
+        state_kernel<S, S><<<n * nc, THREADS, smem1>>>(pr, n);
+        grad_kernel<S, S><<<n * nc, THREADS, smem2>>>(pr, n);
+    }
+    head_sums_kernel<<<pr.H, 32>>>(pr.partial, dA, dskip, batch, pr.H, nc);
+}
+
+}  // namespace
+
+extern "C" void solve(const float* x, const float* B, const float* C, const float* dt, const float* A,
+                      const float* lam, const float* theta, const float* skip, const float* dy, float* dx, float* dB,
+                      float* dC, float* ddt, float* dA, float* dlam, float* dtheta, float* dskip, int batch,
+                      int seq_len, int n_heads, int head_dim, int d_state) {
+    if (batch <= 0 || seq_len <= 0 || n_heads <= 0 || head_dim <= 0 || d_state < 2) return;
+    Problem pr{};
+    pr.x = x, pr.B = B, pr.C = C, pr.dt = dt, pr.A = A, pr.lam = lam, pr.theta = theta, pr.skip = skip, pr.dy = dy;
+    pr.dx = dx, pr.dB = dB, pr.dC = dC, pr.ddt = ddt, pr.dlam = dlam, pr.dtheta = dtheta;
+    pr.T = seq_len, pr.H = n_heads, pr.P = head_dim, pr.N = d_state, pr.nc = (seq_len + L - 1) / L;
+    const int widest = d_state > head_dim ? d_state : head_dim;
+    if (widest <= 16)
+        run<16>(pr, batch, dA, dskip);
+    else if (widest <= 32)
+        run<32>(pr, batch, dA, dskip);
+    else if (widest <= 64)
+        run<64>(pr, batch, dA, dskip);
+    else
+        run<128>(pr, batch, dA, dskip);
+}
