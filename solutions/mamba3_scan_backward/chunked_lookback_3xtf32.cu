@@ -282,7 +282,7 @@ struct Cfg1 {
 };
 
 template <int NP, int PP>
-__global__ void __launch_bounds__(THREADS) state_kernel(Problem pr, int units) {
+__global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Problem pr, int units) {
     using K = Cfg1<NP, PP>;
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
@@ -452,7 +452,7 @@ struct Cfg2 {
 };
 
 template <int NP, int PP>
-__global__ void __launch_bounds__(THREADS) grad_kernel(Problem pr, int units) {
+__global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units) {
     using K = Cfg2<NP, PP>;
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
