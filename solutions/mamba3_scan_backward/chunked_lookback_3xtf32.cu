@@ -89,29 +89,29 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-// d += a*b in 3xTF32; a as its four fragment values, b as its two.
-__device__ __forceinline__ void mma_3xtf32(float (&d)[4], const float (&a)[4], const float (&b)[2]) {
-    uint32_t ah[4], al[4], bh[2], bl[2];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) split(a[i], ah[i], al[i]);
-#pragma unroll
-    for (int i = 0; i < 2; ++i) split(b[i], bh[i], bl[i]);
-    mma_tf32(d, al, bh);  // small terms first
-    mma_tf32(d, ah, bl);
-    mma_tf32(d, ah, bh);
-}
-
 // acc (the 16 x 8 tile at rows m0, columns n0) += sum over k in [k_lo, k_hi) of a_at(m, k) b_at(k, n).
 // Fragment coordinates of m16n8k8: a rows g, g+8 and columns tg, tg+4; b rows tg, tg+4, column g.
+// The two small 3xTF32 terms go to their own accumulator, added at the end: a k step then waits on
+// two dependent mma instead of three.
 template <class FA, class FB>
 __device__ __forceinline__ void mma_range(float (&acc)[4], int m0, int n0, int k_lo, int k_hi, FA a_at, FB b_at) {
     const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
+    float small[4] = {0.f, 0.f, 0.f, 0.f};
     for (int k0 = k_lo; k0 < k_hi; k0 += 8) {
         const float a[4] = {a_at(m0 + g, k0 + tg), a_at(m0 + g + 8, k0 + tg), a_at(m0 + g, k0 + tg + 4),
                             a_at(m0 + g + 8, k0 + tg + 4)};
         const float b[2] = {b_at(k0 + tg, n0 + g), b_at(k0 + tg + 4, n0 + g)};
-        mma_3xtf32(acc, a, b);
+        uint32_t ah[4], al[4], bh[2], bl[2];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) split(a[i], ah[i], al[i]);
+#pragma unroll
+        for (int i = 0; i < 2; ++i) split(b[i], bh[i], bl[i]);
+        mma_tf32(small, al, bh);
+        mma_tf32(small, ah, bl);
+        mma_tf32(acc, ah, bh);
     }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[i] += small[i];
 }
 
 // The lower-triangle 16 x 8 tiles of an L x L matrix: 20 of them, s -> (row block, column tile).
