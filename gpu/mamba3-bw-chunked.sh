@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mamba3_scan_backward chunked candidate on the H200: its time beside the backward reference,
+# mamba3_scan_backward chunked candidates on the H200: their times beside the backward reference,
 # the baselines of the "2x the forward" target (forward reference and the chunk-parallel forward
 # candidate) in the same run, correctness of every test on the GPU, and compute-sanitizer if
 # time is left. Everything goes to $OUT/mamba3-bw-chunked/. Every GPU step runs under a timeout
@@ -14,6 +14,7 @@ DIR="$OUT/mamba3-bw-chunked"
 mkdir -p "$DIR"
 GPU="${GPU:-0}"
 CAND=solutions/mamba3_scan_backward/chunked_3xtf32.cu
+CAND2=solutions/mamba3_scan_backward/chunked_lookback_3xtf32.cu  # both carries by look-back, two launches
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader -i "$GPU"
   nvcc --version | tail -2
@@ -32,8 +33,9 @@ step() {
   echo "$name: exit $?" | tee -a "$DIR/summary.txt"
 }
 
-# registers, spills and shared memory of the candidate (CPU only, alongside the GPU steps)
-nvcc -O3 -arch=sm_90a -Xptxas -v -c "$CAND" -o /dev/null > "$DIR/ptxas.txt" 2>&1 &
+# registers, spills and shared memory of the candidates (CPU only, alongside the GPU steps)
+{ nvcc -O3 -arch=sm_90a -Xptxas -v -c "$CAND" -o /dev/null > "$DIR/ptxas.txt" 2>&1
+  nvcc -O3 -arch=sm_90a -Xptxas -v -c "$CAND2" -o /dev/null > "$DIR/ptxas_lookback.txt" 2>&1; } &
 PTXAS=$!
 
 # the official-size data sets of the backward, one process each (the bench reads the cache)
@@ -52,8 +54,8 @@ done
 step bench_forward 50 "$H" bench mamba3_scan reference/mamba3_scan.cu solutions/mamba3_scan/chunk_parallel_lookback.cu \
   --budget 1 --no-history --gpu "$GPU" --json > "$DIR/bench_forward.json" 2> "$DIR/bench_forward.log"
 wait "${PREP[@]}"
-step bench_backward 90 "$H" bench mamba3_scan_backward reference/mamba3_scan_backward.cu "$CAND" --budget 1 \
+step bench_backward 90 "$H" bench mamba3_scan_backward reference/mamba3_scan_backward.cu "$CAND" "$CAND2" --budget 1 \
   --no-history --gpu "$GPU" --json > "$DIR/bench_backward.json" 2> "$DIR/bench_backward.log"
-step check 30 "$H" check mamba3_scan_backward "$CAND" --gpu "$GPU" --no-history -v > "$DIR/check.txt" 2>&1
-step sanitize 40 "$H" check mamba3_scan_backward "$CAND" --gpu "$GPU" --no-history --sanitize > "$DIR/sanitize.txt" 2>&1
+step check 35 "$H" check mamba3_scan_backward "$CAND" "$CAND2" --gpu "$GPU" --no-history -v > "$DIR/check.txt" 2>&1
+step sanitize 40 "$H" check mamba3_scan_backward "$CAND2" "$CAND" --gpu "$GPU" --no-history --sanitize > "$DIR/sanitize.txt" 2>&1
 wait "$PTXAS"
