@@ -55,13 +55,13 @@ def measure(
         sample = timed_call()
         result.samples.append(sample)
         criterion.add_measurement(sample.gpu_time_s)
-        count = len(result.samples)
+        count, elapsed = len(result.samples), clock() - started
         if count >= budget.max_samples:
             result.stop_reason = StopReason.MAX_SAMPLES
-        elif count >= budget.min_samples and clock() - started >= budget.time_s:
+        elif count >= budget.min_samples and elapsed >= budget.time_s:
             result.stop_reason = StopReason.TIME_BUDGET
         elif count >= budget.min_samples and criterion.is_finished() and (
-            not criterion.waits_for_min_time or clock() - started >= budget.min_time_s
+            not criterion.waits_for_min_time or elapsed >= budget.min_time_s
         ):
             result.stop_reason = StopReason.CONVERGED
         else:
