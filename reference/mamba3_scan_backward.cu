@@ -1,730 +1,899 @@
-// mamba3_scan_backward reference: padded_reduction.cu's reverse sweep (the
-// previous reference with conflict-free partials), its checkpoints and
-// adjoint carries made parallel over time (H200, one run: previous reference
-// 4.23 ms, padded_reduction 3.59 ms, this 2.92 ms).
+// mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
+// products, the two carries between chunks passed by decoupled look-backs instead of a sequential
+// pass (H200, one run: 1.70 ms; solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms; the
+// step-by-step segment_parallel_carries.cu, the reference before, 2.84 ms).
 //
-// padded_reduction.cu produces the checkpoints (h every K steps) and the adjoint at
-// every segment boundary with one thread per (b, h, pair, 4 columns) walking
-// all seq_len steps: 32,768 threads, about 8 warps per SM, each step waiting on
-// global loads. Here every SEG-step segment is swept on its own, from a zero
-// state (forward) and a zero adjoint (backward), all segments at once
-// (1 M threads at the official size), and a short second kernel carries the
-// true state and adjoint across the segment boundaries:
-//   h_t = hloc_t + m_t h_{a-1}     W_a = Wloc_a + mr W_e
-// for a segment [a, e), where per row pair m_t = prod_{r=a..t} alpha_r e^{i theta_r}
-// and mr = prod_{t=a..e-1} alpha_{t+1} e^{-i theta_t} are complex scalars (the
-// rotation turns a row pair like a complex number, rows 2i and 2i+1 its real
-// and imaginary parts). The sweeps store the local checkpoints hloc and, per
-// checkpoint and pair, m; the backward kernel adds m h_{a-1} when it loads a
-// checkpoint (h_{a-1} kept in shared memory for the whole segment).
+// The algorithm is that of solutions/mamba3_scan_backward/chunked_3xtf32.cu (derived and checked in float64 by
+// reference/mamba3_scan_backward_chunked.py): per chunk of L = 64 steps, with angles from the
+// chunk start (Bg = R(-Phi) B, Cr = R(-Phi) C), cl_t = sum_{r<=t} dt_r A, dec_t = exp(cl_t),
+// decend_t = exp(cl_end - cl_t), e_t = gamma_t + bn_{t+1}:
+//   forward carry:  Gin(c+1) = R(Phi_end) Agg_c + dec_end R(Phi_end) Gin(c),  Agg_c = sum_s decend_s e_s Bg_s x_s^T
+//   adjoint carry:  dGin(c)  = BAgg_c + dec_end R(-Phi_end) dGin(c+1),        BAgg_c = sum_s dec_s Cr_s dy_s^T
+//   gradients of chunk c from Gin(c), Gfut(c) = R(-Phi_end) dGin(c+1) and five products.
+// Both carries are affine maps of the same kind (one decay and one rotation per row pair), so
+// each is a scan over chunks. The two run in opposite directions, and a block waiting on both
+// could wait on a block that never starts; so there are two launches, each with ONE look-back:
+//   1. state kernel: reads only the state side (x, B, theta, dt, lam), forms R(Phi_end) Agg_c,
+//      publishes it, and looks back over earlier chunks (tickets in ascending chunk order) for
+//      the inclusive Gin(c+1); it also publishes each chunk's map (dec_end, Phi_end).
+//   2. gradient kernel: tickets in descending chunk order; forms BAgg_c first and publishes it,
+//      then the L x L products, then looks back over later chunks for dGin(c+1) (the maps come
+//      from kernel 1), publishes the inclusive dGin(c), and forms every gradient with Gin(c)
+//      (kernel 1's inclusive state of chunk c-1) and Gfut(c) staged in shared memory.
+//   3. dA and dskip per head from per-chunk shares, in a fixed order.
+// This drops the previous design's separate aggregate kernel (which read every input) and its
+// sequential carry kernel: kernel 1 reads about half the inputs' bytes, and no thread walks the
+// chunks of a head one after another.
 //
-// padded_reduction.cu's description follows (its step 2 is replaced as above).
+// Look-back protocol (as solutions/mamba3_scan/chunk_parallel_lookback.cu): a block draws a
+// ticket from an atomic counter (blocks start in no particular order), tickets run chunk-major,
+// so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
+// grid. Data is written by every thread, fenced, then flagged by thread 0 after a barrier; a
+// flag word is 64-bit, epoch << 2 | flag, so words of earlier launches read as "not ready" and
+// nothing is cleared between calls; the block drawing the last ticket resets the counter. A
+// waiting block folds in each predecessor's aggregate through the composed maps until it meets
+// an inclusive value; the running sums and composed maps live in shared memory, so any state
+// size works with one code path.
 //
+// Precision. Every product is 3xTF32 (a = tf32(a) + tf32(a - tf32(a)), three mma.sync m16n8k8
+// per tile step, float32 accumulation); the prefix sums of dt A are kept in double (their
+// differences cancel at fast decay); the carries are plain FP32. Per-row and per-head sums use
+// shared-memory atomics and per-chunk partials, so their order varies; the tolerances allow any.
 //
-// Notation of spec.md: per (b, h) and state column p, h_t is the forward state,
-// W_t = dL/dv_t the adjoint, W_t = R_t^T (C_t dy_t + alpha_{t+1} W_{t+1}).
-// Threads own one row pair j and CPT = 4 consecutive columns of one (b, h).
-//
-// Four launches:
-//  1. coefficients: cos/sin of every angle and (alpha, beta, gamma) of every
-//     step, once (the later kernels read them instead of calling sincosf/expf).
-//  2. carries: two independent sequential sweeps in one grid. Forward threads
-//     run the recurrence and store h every K = 8 steps (the checkpoints);
-//     reverse threads run the adjoint recurrence alone and store W at every
-//     segment boundary (every SEG = 128 steps). No shared memory, no barriers:
-//     each thread prefetches its inputs four steps ahead.
-//  3. backward: one block per (b, h, segment, column block), all row pairs of
-//     the head. It walks its segment backwards in chunks of K steps and each
-//     chunk in two halves of K/2 steps: for a half it recomputes that half's
-//     states from the chunk's checkpoint into registers, then runs the reverse
-//     step (spec.md, "The folded form") over them. Per step and element that is
-//     8 FP32 instructions of reverse step and, on average, 6 of recompute (the
-//     first half of a chunk is recomputed twice: all K states in registers
-//     spilled at the 128-register limit of 512 threads). After each half the
-//     per-thread partial sums (Q, dC, CR, D over the thread's columns; X over
-//     its rows) go through shared memory, are reduced over columns and rows,
-//     and the gradients of those steps are written. Scalars per step (dalpha,
-//     dbeta, dgamma) are kept for the whole segment and turned into ddt, dlam
-//     and the block's dA share at its end: dbeta_t needs B_{t-1} Q_{t-1}, which
-//     the sweep reaches only after step t (for the segment's first step it is
-//     formed from W_ts x_{ts-1}).
-//  4. per-head sums of the blocks' dA and dskip shares (deterministic order).
-//
-// The next chunk's checkpoint and inputs are loaded into registers before the
-// current chunk's second half runs its reverse steps, and stored to shared
-// memory after them; one block of 512 threads per SM.
-// Every size is served: a head with more than 512 / (N/2) column groups is
-// split into column blocks that add their shares of the column sums with
-// atomics into zeroed outputs; padded columns carry zeros.
+// Sizes. d_state and head_dim are padded to S = 16, 32, 64 or 128 (zero rows and columns) in
+// shared memory, but products stop at the real sizes. Steps past seq_len have dt = 0 and zero
+// inputs (no decay, no write) and are not stored. At S = 128 Gin and Gfut stay in global memory
+// (shared memory is full). The scratch (four N x P matrices and a map per chunk) is capped at
+// 256 MB; larger problems run the two kernels over groups of (b, h) heads.
 
 #include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <algorithm>
 
 namespace {
 
-constexpr int K = 8;        // steps per checkpoint and chunk
-constexpr int HALF = K / 2; // steps whose states are in registers at once; partial sums handed over after each
-constexpr int SEG = 128;    // steps per segment: the time span of one backward block
-constexpr int CPT = 4;      // state columns per thread
-constexpr int NV = 6;       // partial sums per (step, pair): Q0, Q1, dC0, dC1, CR, D
-constexpr int MAX_THREADS = 512;
-constexpr int PREFETCH = 4; // steps the carry sweeps load ahead
+constexpr int L = 64;  // chunk length (time steps)
+constexpr int WARPS = 8;
+constexpr int THREADS = 32 * WARPS;
+constexpr int SL = L + 4;  // row stride of the L x L matrices and per-step vectors
+constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
+constexpr size_t SCRATCH_CAP = size_t(256) << 20;
 
-struct Sizes {
-    int batch, L, H, P, N;
-    int npairs;  // N / 2
-    int Pp;      // P rounded up to CPT: row length of the checkpoint and carry arrays
-    int nch;     // chunks (checkpoint slots) per (b, h)
-    int nseg;    // segments per (b, h)
-};
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// 4 bytes global -> shared without a register round trip; zero-filled when !valid
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 4 : 0));
+}
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 
-__device__ __forceinline__ int row_of(const Sizes& s, int b, int t, int h) { return (b * s.L + t) * s.H + h; }
-
-// Columns p0 .. p0+3 of one (b, t, h) row of a (.., P) array; zeros past P.
-__device__ __forceinline__ float4 load_cols(const float* row, int p0, int P) {
-    if ((P & 3) == 0) return p0 < P ? *reinterpret_cast<const float4*>(row + p0) : make_float4(0.f, 0.f, 0.f, 0.f);
-    float v[CPT];
-#pragma unroll
-    for (int c = 0; c < CPT; ++c) v[c] = p0 + c < P ? row[p0 + c] : 0.f;
-    return make_float4(v[0], v[1], v[2], v[3]);
+__device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
+    return *(const volatile unsigned long long*)p;
 }
 
-__device__ __forceinline__ float get(const float4& v, int c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
-
-// ---------------------------------------------------------------------------
-// 1. per-step coefficients
-
-__global__ void coefficients_kernel(const float* __restrict__ dt, const float* __restrict__ A,
-                                    const float* __restrict__ lam, const float* __restrict__ theta,
-                                    float2* __restrict__ cs, float4* __restrict__ abg, int rows, int H, int npairs) {
-    const int stride = gridDim.x * blockDim.x;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < rows * npairs; i += stride) {
-        float s, c;
-        sincosf(theta[i], &s, &c);
-        cs[i] = make_float2(c, s);
+__device__ __forceinline__ uint32_t to_tf32(float v) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+__device__ __forceinline__ void split(float v, uint32_t& hi, uint32_t& lo) {
+    hi = to_tf32(v);
+    lo = to_tf32(v - __uint_as_float(hi));
+}
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// acc (the 16 x 8 tile at rows m0, columns n0) += sum over k in [k_lo, k_hi) of a_at(m, k) b_at(k, n).
+// Fragment coordinates of m16n8k8: a rows g, g+8 and columns tg, tg+4; b rows tg, tg+4, column g.
+// The two small 3xTF32 terms go to their own accumulator, added at the end: a k step then waits on
+// two dependent mma instead of three.
+template <class FA, class FB>
+__device__ __forceinline__ void mma_range(float (&acc)[4], int m0, int n0, int k_lo, int k_hi, FA a_at, FB b_at) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
+    float small[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int k0 = k_lo; k0 < k_hi; k0 += 8) {
+        const float a[4] = {a_at(m0 + g, k0 + tg), a_at(m0 + g + 8, k0 + tg), a_at(m0 + g, k0 + tg + 4),
+                            a_at(m0 + g + 8, k0 + tg + 4)};
+        const float b[2] = {b_at(k0 + tg, n0 + g), b_at(k0 + tg + 4, n0 + g)};
+        uint32_t ah[4], al[4], bh[2], bl[2];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) split(a[i], ah[i], al[i]);
+#pragma unroll
+        for (int i = 0; i < 2; ++i) split(b[i], bh[i], bl[i]);
+        mma_tf32(small, al, bh);
+        mma_tf32(small, ah, bl);
+        mma_tf32(acc, ah, bh);
     }
-    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
-        const float d = dt[r], l = lam[r];
-        const float alpha = expf(d * A[r % H]);
-        abg[r] = make_float4(alpha, (1.f - l) * d * alpha, l * d, 0.f);
-    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[i] += small[i];
 }
 
-// ---------------------------------------------------------------------------
-// 2. checkpoints (forward) and adjoint carries (reverse)
+// The lower-triangle 16 x 8 tiles of an L x L matrix: 20 of them, s -> (row block, column tile).
+__device__ __forceinline__ void tri_tile(int s, int& rb, int& ct) {
+    rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
+    ct = s - rb * (rb + 1);
+}
 
-struct ForwardIn {
-    float2 cs, b;
-    float4 abg, x;
+
+struct Problem {
+    const float *x, *B, *C, *dt, *A, *lam, *theta, *skip, *dy;
+    float *dx, *dB, *dC, *ddt, *dlam, *dtheta;
+    int T, H, P, N, nc;
+    int bh0;                    // first (b, h) head of this group
+    float* agg1;                // per (head in group, chunk): R(Phi_end) Agg_c           [N][P]
+    float* incl1;               // per (head in group, chunk): Gin(c+1)                   [N][P]
+    float* agg2;                // per (head in group, chunk): BAgg_c                     [N][P]
+    float* incl2;               // per (head in group, chunk): dGin(c)                    [N][P]
+    float* gfut;                // per (head in group, chunk): Gfut(c), only at S = 128  [N][P]
+    float4* maps;               // per (head in group, chunk, pair): dec_end, cos, sin of Phi_end, 0
+    unsigned long long *status1, *status2;  // flag words per (head in group, chunk)
+    unsigned long long *counter1, *counter2;
+    float* partial;             // per (b, h, chunk) of the whole problem: dA share, dskip share
+    unsigned long long epoch;
 };
-struct ReverseIn {
-    float2 cs, c;
-    float alpha;
-    float4 dy;
-};
 
-// Segment-local sweeps: thread = (role, b, h, segment, pair j, column group).
-// Forward: h from zero over the segment; stores the local checkpoints inside the
-// segment, the local end state and, per pair, m (the homogeneous factor).
-// Reverse: W from zero at the segment end down to its start; stores Wloc_a and mr.
-__global__ void __launch_bounds__(128) segment_sweeps_kernel(
-    const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
-    const float* __restrict__ dy, const float2* __restrict__ cs, const float4* __restrict__ abg,
-    float* __restrict__ ckpt, float2* __restrict__ mck, float* __restrict__ hseg, float2* __restrict__ mseg,
-    float* __restrict__ wseg, float2* __restrict__ mrseg, Sizes s) {
-    const int CGt = s.Pp / CPT;
-    const int per_role = s.batch * s.H * s.nseg * s.npairs * CGt;
-    int gid = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool reverse = gid >= per_role;
-    if (reverse) gid -= per_role;
-    if (gid >= per_role) return;
-    const int cg = gid % CGt, j = (gid / CGt) % s.npairs, seg = (gid / (CGt * s.npairs)) % s.nseg;
-    const int bh = gid / (CGt * s.npairs * s.nseg);
-    const int b = bh / s.H, h = bh % s.H, p0 = cg * CPT;
-    const int L = s.L, N = s.N;
-    const int a = seg * SEG, e = min(a + SEG, L);
-    auto store_rows = [&](float* base, const float* r0, const float* r1) {  // rows 2j, 2j+1 of an N x Pp matrix
-        *reinterpret_cast<float4*>(base + (2 * j) * s.Pp + p0) = make_float4(r0[0], r0[1], r0[2], r0[3]);
-        *reinterpret_cast<float4*>(base + (2 * j + 1) * s.Pp + p0) = make_float4(r1[0], r1[1], r1[2], r1[3]);
-    };
-    const size_t seg_slot = ((size_t)bh * s.nseg + seg);
-
-    if (!reverse) {
-        // h_t = R_t(alpha_t h_{t-1} + beta_t B_{t-1} x_{t-1}^T) + gamma_t B_t x_t^T on rows 2j, 2j+1, h_{a-1} = 0
-        auto load = [&](int t) {
-            ForwardIn in{};
-            if (t < e) {
-                const int row = row_of(s, b, t, h);
-                in.cs = cs[row * s.npairs + j];
-                in.abg = abg[row];
-                in.b = *reinterpret_cast<const float2*>(B + row * N + 2 * j);
-                in.x = load_cols(x + row * s.P, p0, s.P);
-            }
-            return in;
-        };
-        ForwardIn ring[PREFETCH];
+// Angles from the chunk start: rot [L][NPP] holds (cos, sin) of theta_t on entry and of
+// Phi_t = theta_0 + ... + theta_t on exit; the rows of m1 (and m2 unless null), stride `stride`,
+// are turned by R(-Phi_t). THREADS / NPP threads per pair each compose a segment, then an
+// inclusive scan by doubling over the segments (rotations commute).
+template <int NPP>
+__device__ __forceinline__ void running_rotation(float* rot, float* m1, float* m2, int stride) {
+    constexpr int TPP = THREADS / NPP, SEG = L / TPP;
+    const int tid = threadIdx.x, pair = tid / TPP, part = tid % TPP, t_begin = part * SEG;
+    float pc = 1.f, ps = 0.f;
+#pragma unroll 4
+    for (int k = 0; k < SEG; ++k) {
+        const float* cs = rot + 2 * ((t_begin + k) * NPP + pair);
+        const float nc = pc * cs[0] - ps * cs[1], ns = pc * cs[1] + ps * cs[0];
+        pc = nc;
+        ps = ns;
+    }
+    float ic = pc, is = ps;
 #pragma unroll
-        for (int d = 0; d < PREFETCH; ++d) ring[d] = load(a + d);
-        float h0[CPT] = {}, h1[CPT] = {}, xp[CPT] = {};
-        float2 bp = make_float2(0.f, 0.f);  // S_{-1} = 0
-        if (a > 0) {  // the write beta_a B_{a-1} x_{a-1}^T belongs to the segment's first step
-            const int row = row_of(s, b, a - 1, h);
-            bp = *reinterpret_cast<const float2*>(B + row * N + 2 * j);
-            const float4 xv = load_cols(x + row * s.P, p0, s.P);
-            xp[0] = xv.x; xp[1] = xv.y; xp[2] = xv.z; xp[3] = xv.w;
+    for (int o = 1; o < TPP; o <<= 1) {
+        const float uc = __shfl_up_sync(0xffffffffu, ic, o), us = __shfl_up_sync(0xffffffffu, is, o);
+        if (part >= o) {
+            const float nc = ic * uc - is * us, ns = ic * us + is * uc;
+            ic = nc;
+            is = ns;
         }
-        float mr = 1.f, mi = 0.f;
-        float* out = ckpt + (size_t)bh * s.nch * N * s.Pp;
-        for (int t0 = a; t0 < e; t0 += PREFETCH) {
-#pragma unroll
-            for (int d = 0; d < PREFETCH; ++d) {
-                const int t = t0 + d;
-                if (t >= e) break;
-                const ForwardIn in = ring[d];
-                ring[d] = load(t + PREFETCH);
-                const float c = in.cs.x, sn = in.cs.y;
-                const float ac = in.abg.x * c, as = in.abg.x * sn;
-                const float q0 = in.abg.y * bp.x, q1 = in.abg.y * bp.y;
-                const float u0 = c * q0 - sn * q1, u1 = sn * q0 + c * q1;  // R_t beta_t B_{t-1}
-                const float g0 = in.abg.z * in.b.x, g1 = in.abg.z * in.b.y;
-#pragma unroll
-                for (int k = 0; k < CPT; ++k) {
-                    const float xv = get(in.x, k);
-                    const float n0 = fmaf(ac, h0[k], fmaf(-as, h1[k], fmaf(u0, xp[k], g0 * xv)));
-                    const float n1 = fmaf(as, h0[k], fmaf(ac, h1[k], fmaf(u1, xp[k], g1 * xv)));
-                    h0[k] = n0;
-                    h1[k] = n1;
-                    xp[k] = xv;
-                }
-                const float nr = fmaf(ac, mr, -as * mi), ni = fmaf(as, mr, ac * mi);  // m_t = alpha_t e^{i theta_t} m_{t-1}
-                mr = nr;
-                mi = ni;
-                bp = in.b;
-                if ((t + 1) % K == 0 && t + 1 < e) {  // a checkpoint inside the segment: h_t local, and m_t
-                    store_rows(out + (size_t)((t + 1) / K) * N * s.Pp, h0, h1);
-                    if (cg == 0) mck[((size_t)bh * s.nch + (t + 1) / K) * s.npairs + j] = make_float2(mr, mi);
-                }
-            }
+    }
+    {
+        const float uc = __shfl_up_sync(0xffffffffu, ic, 1), us = __shfl_up_sync(0xffffffffu, is, 1);
+        pc = part > 0 ? uc : 1.f;  // exclusive = inclusive of the previous segment
+        ps = part > 0 ? us : 0.f;
+    }
+#pragma unroll 4
+    for (int k = 0; k < SEG; ++k) {
+        const int t = t_begin + k;
+        float* cs = rot + 2 * (t * NPP + pair);
+        const float nc = pc * cs[0] - ps * cs[1], ns = pc * cs[1] + ps * cs[0];
+        pc = nc;
+        ps = ns;
+        cs[0] = pc;
+        cs[1] = ps;
+        float* r1 = m1 + t * stride + 2 * pair;
+        const float a0 = r1[0], a1 = r1[1];
+        r1[0] = pc * a0 + ps * a1;
+        r1[1] = pc * a1 - ps * a0;
+        if (m2) {
+            float* r2 = m2 + t * stride + 2 * pair;
+            const float b0 = r2[0], b1 = r2[1];
+            r2[0] = pc * b0 + ps * b1;
+            r2[1] = pc * b1 - ps * b0;
         }
-        store_rows(hseg + seg_slot * N * s.Pp, h0, h1);
-        if (cg == 0) mseg[seg_slot * s.npairs + j] = make_float2(mr, mi);
-    } else {
-        // W_t = alpha_{t+1} R_t^T W_{t+1} + (R_t^T C_t) dy_t, from W_e = 0 down to W_a
-        auto load = [&](int t) {
-            ReverseIn in{};
-            if (t >= a) {
-                const int row = row_of(s, b, t, h);
-                in.cs = cs[row * s.npairs + j];
-                in.c = *reinterpret_cast<const float2*>(C + row * N + 2 * j);
-                in.alpha = abg[row].x;
-                in.dy = load_cols(dy + row * s.P, p0, s.P);
-            }
-            return in;
-        };
-        ReverseIn ring[PREFETCH];
-#pragma unroll
-        for (int d = 0; d < PREFETCH; ++d) ring[d] = load(e - 1 - d);
-        float w0[CPT] = {}, w1[CPT] = {};
-        float alpha_next = e < L ? abg[row_of(s, b, e, h)].x : 0.f;  // alpha_e, the factor on W_e
-        float mr = 1.f, mi = 0.f;
-        for (int t0 = e - 1; t0 >= a; t0 -= PREFETCH) {
-#pragma unroll
-            for (int d = 0; d < PREFETCH; ++d) {
-                const int t = t0 - d;
-                if (t < a) break;
-                const ReverseIn in = ring[d];
-                ring[d] = load(t - PREFETCH);
-                const float c = in.cs.x, sn = in.cs.y;
-                const float rac = alpha_next * c, ras = alpha_next * sn;
-                const float c0 = c * in.c.x + sn * in.c.y, c1 = -sn * in.c.x + c * in.c.y;  // R_t^T C_t
-#pragma unroll
-                for (int k = 0; k < CPT; ++k) {
-                    const float g = get(in.dy, k);
-                    const float n0 = fmaf(rac, w0[k], fmaf(ras, w1[k], c0 * g));
-                    const float n1 = fmaf(-ras, w0[k], fmaf(rac, w1[k], c1 * g));
-                    w0[k] = n0;
-                    w1[k] = n1;
-                }
-                const float nr = fmaf(rac, mr, ras * mi), ni = fmaf(rac, mi, -ras * mr);  // mr *= alpha_{t+1} e^{-i theta_t}
-                mr = nr;
-                mi = ni;
-                alpha_next = in.alpha;
-            }
-        }
-        store_rows(wseg + seg_slot * N * s.Pp, w0, w1);
-        if (cg == 0) mrseg[seg_slot * s.npairs + j] = make_float2(mr, mi);
     }
 }
 
-// Carries across segments: thread = (b, h, pair j, column p), nseg steps each way.
-// In place: hseg[seg] becomes h_{a-1} (the true state before the segment),
-// wseg[seg] becomes W_e (the true adjoint after it; zero after the last).
-__global__ void __launch_bounds__(128) segment_carries_kernel(float* __restrict__ hseg, const float2* __restrict__ mseg,
-                                                              float* __restrict__ wseg,
-                                                              const float2* __restrict__ mrseg, Sizes s) {
-    const int per_bh = s.npairs * s.Pp;
-    const int gid = blockIdx.x * blockDim.x + threadIdx.x;
-    if (gid >= s.batch * s.H * per_bh) return;
-    const int p = gid % s.Pp, j = (gid / s.Pp) % s.npairs, bh = gid / per_bh;
-    const size_t mat = (size_t)s.N * s.Pp;
-    float* hb = hseg + (size_t)bh * s.nseg * mat + (2 * j) * s.Pp + p;
-    float* wb = wseg + (size_t)bh * s.nseg * mat + (2 * j) * s.Pp + p;
-    const float2* mb = mseg + (size_t)bh * s.nseg * s.npairs + j;
-    const float2* mrb = mrseg + (size_t)bh * s.nseg * s.npairs + j;
-    float g0 = 0.f, g1 = 0.f;
-    for (int sg = 0; sg < s.nseg; ++sg) {
-        float* q = hb + sg * mat;
-        const float l0 = q[0], l1 = q[s.Pp];
-        const float2 m = mb[sg * s.npairs];
-        q[0] = g0;
-        q[s.Pp] = g1;
-        const float n0 = fmaf(m.x, g0, fmaf(-m.y, g1, l0)), n1 = fmaf(m.y, g0, fmaf(m.x, g1, l1));
-        g0 = n0;
-        g1 = n1;
+// Prefix sums of dt A over the chunk in double (warp 0): cl_t for the lane's two steps and cl_end.
+__device__ __forceinline__ void decay_prefix(const float* v_dt, float A_h, double (&cl)[2], double& cl_end) {
+    const int lane = threadIdx.x & 31;
+    double s0 = (double)v_dt[lane] * A_h, s1 = (double)v_dt[lane + 32] * A_h;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const double u0 = __shfl_up_sync(0xffffffffu, s0, o), u1 = __shfl_up_sync(0xffffffffu, s1, o);
+        if (lane >= o) {
+            s0 += u0;
+            s1 += u1;
+        }
     }
-    float w0 = 0.f, w1 = 0.f;
-    for (int sg = s.nseg - 1; sg >= 0; --sg) {
-        float* q = wb + sg * mat;
-        const float l0 = q[0], l1 = q[s.Pp];
-        const float2 m = mrb[sg * s.npairs];
-        q[0] = w0;
-        q[s.Pp] = w1;
-        const float n0 = fmaf(m.x, w0, fmaf(-m.y, w1, l0)), n1 = fmaf(m.y, w0, fmaf(m.x, w1, l1));  // mr already holds e^{-i theta}
-        w0 = n0;
-        w1 = n1;
+    s1 += __shfl_sync(0xffffffffu, s0, 31);
+    cl_end = __shfl_sync(0xffffffffu, s1, 31);
+    cl[0] = s0;
+    cl[1] = s1;
+}
+
+// Draws this block's ticket (thread 0; the last ticket resets the counter for the next launch).
+__device__ __forceinline__ int draw_ticket(unsigned long long* counter, unsigned long long tickets, unsigned* cell) {
+    if (threadIdx.x == 0) {
+        const unsigned long long ticket = atomicAdd(counter, 1ull);
+        if (ticket == tickets - 1) atomicExch(counter, 0ull);
+        *cell = (unsigned)ticket;
+    }
+    __syncthreads();
+    return (int)*cell;
+}
+
+// Decoupled look-back over the chunks j = first, first + step, ... of one head (slots slot0 + j):
+// acc[2i][p], acc[2i+1][p] (row stride ld) += the composed maps of the chunks folded so far applied
+// to chunk j's value, its inclusive one if flagged (then the walk ends) or else its aggregate,
+// whose map is then composed in. A map is dec_end R(sin_sign * Phi_end). Chunk `terminal` only
+// ever publishes an inclusive value. Ends with the block's threads having added their elements
+// (f = tid + k THREADS over the npairs x P pair-columns); the caller synchronises before others read.
+__device__ void look_back(float* acc, int ld, float4* cmap, unsigned* flag_cell, const unsigned long long* status,
+                          const float* agg, const float* incl, const float4* maps, float sin_sign, size_t slot0,
+                          int first, int step, int terminal, int npairs, int P, unsigned long long epoch) {
+    const int tid = threadIdx.x;
+    const size_t mat = (size_t)2 * npairs * P;
+    for (int i = tid; i < npairs; i += THREADS) cmap[i] = make_float4(1.f, 1.f, 0.f, 0.f);
+    for (int j = first;; j += step) {
+        if (tid == 0) {
+            unsigned long long s;
+            do {
+                s = read_status(status + slot0 + j);
+            } while ((s >> 2) != epoch);
+            __threadfence();
+            *flag_cell = (unsigned)(s & 3ull);
+        }
+        __syncthreads();
+        const unsigned flag = *flag_cell;
+        __threadfence();
+        const float* src = (flag == FLAG_INCLUSIVE ? incl : agg) + (slot0 + j) * mat;
+        for (int f = tid; f < npairs * P; f += THREADS) {
+            const int i = f / P, p = f % P;
+            const float4 m = cmap[i];
+            const float v0 = __ldcg(src + (size_t)(2 * i) * P + p), v1 = __ldcg(src + (size_t)(2 * i + 1) * P + p);
+            acc[(2 * i) * ld + p] += m.x * (m.y * v0 - m.z * v1);
+            acc[(2 * i + 1) * ld + p] += m.x * (m.z * v0 + m.y * v1);
+        }
+        if (flag == FLAG_INCLUSIVE || j == terminal) break;
+        __syncthreads();  // cmap and the flag cell are read by all before they change
+        for (int i = tid; i < npairs; i += THREADS) {
+            const float4 mj = __ldcg(maps + (slot0 + j) * npairs + i), m = cmap[i];
+            const float s = sin_sign * mj.z;
+            cmap[i] = make_float4(m.x * mj.x, m.y * mj.y - m.z * s, m.y * s + m.z * mj.y, 0.f);
+        }
     }
 }
 
-// ---------------------------------------------------------------------------
-// 3. the reverse sweep with recomputed states
-
-// Shared-memory layout of the backward kernel (floats; every region a multiple of 4).
-struct Layout {
-    int CG, CB, VS, RS;  // column groups per block, columns per block, stride of one v and of one (step, pair) in rp
-    int coef, xs, dys, stp, rp, xp, rs, xsum, hsc, seg, red, hst, total;
-    __host__ __device__ Layout(int npairs, int CG_) {
-        CG = CG_;
-        CB = CG * CPT;
-        VS = CG + 1;   // odd: the reducing threads (consecutive v, then pairs) read from different banks
-        RS = NV * VS;
-        int at = 0;
-        auto take = [&](int n) { int here = at; at += (n + 3) & ~3; return here; };
-        coef = take(2 * K * npairs * 16);  // [buf][step][pair] 4 float4s: fwd rotation/writes, rev rotation, C^T, B, C
-        xs = take(2 * (K + 1) * CB);      // [buf][1 + step][col]: x_{t0-1} .. x_{t0+K-1}
-        dys = take(2 * K * CB);           // [buf][step][col]
-        stp = take(2 * K * 8);            // [buf][step]: alpha, beta, gamma, dt, lam, alpha_{t+1}, beta_{t+1}
-        rp = take(HALF * npairs * RS);    // [step][pair][v][cg] partial sums over the thread's columns
-        xp = take(HALF * npairs * CB);    // [step][pair][col] X partials over the thread's rows
-        rs = take(HALF * npairs * 8);     // [step][pair][v]: column sums; then D and B.Q per pair
-        xsum = take(HALF * CB);           // [step][col]: X summed over the rows
-        hsc = take(HALF * 2);             // [step]: x.dy and B.C
-        seg = take(4 * SEG);              // [D, B.Q, dgamma, x.dy][step of the segment]
-        red = take(64);
-        hst = take(2 * CPT * MAX_THREADS);  // [row r][column k][thread]: h_{a-1} of the thread's elements
-        total = at;
-    }
+// ---------------------------------------------------------------------------------------------
+// Kernel 1: the forward carry. One block per (chunk, head in group), tickets chunk-major ascending.
+template <int NP, int PP>
+struct Cfg1 {
+    static constexpr int NPP = NP / 2;
+    static constexpr int SN = NP + 4, SP = PP + 4;
+    static constexpr int OFF_X = 0;                 // x [L][SP]; R(Phi_end) Agg [NP][SP] over x and B
+    static constexpr int OFF_B = OFF_X + L * SP;    // B [L][SN], Bg after the setup
+    static constexpr int H_SIZE = NP * SP > L * NPP ? NP * SP : L * NPP;
+    static constexpr int OFF_H = OFF_B + L * SN;    // theta [L][NPP], later Gin(c) [NP][SP]
+    static constexpr int OFF_ROT = OFF_H + H_SIZE;  // cos, sin of Phi_t: [L][NPP][2]
+    static constexpr int OFF_V = OFF_ROT + 2 * L * NPP;  // dt, lam (L + 1 steps), w: [3][SL]
+    static constexpr int OFF_CMAP = OFF_V + 3 * SL;      // composed maps, float4 per pair
+    static constexpr int OFF_MISC = OFF_CMAP + 4 * NPP;  // ticket, flag, dec_end
+    static constexpr int FLOATS = OFF_MISC + 4;
+    static_assert(NP * SP <= L * (SP + SN), "Agg fits over x and B");
+    static_assert(OFF_CMAP % 4 == 0, "float4 alignment");
 };
 
-// What one thread stages for a chunk: at most one (step, pair) coefficient item and one
-// float4 of the x / dy tile (the block has enough threads for that on the official size;
-// other sizes stage in several rounds).
-struct Staged {
-    float2 cs, b, bp, c, next;
-    float4 abg, v;
-    float dtv, lamv;
-};
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-__global__ void __launch_bounds__(MAX_THREADS, 1)
-backward_kernel(const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
-                const float* __restrict__ dt, const float* __restrict__ A, const float* __restrict__ lam,
-                const float* __restrict__ skip, const float* __restrict__ dy, const float2* __restrict__ cs,
-                const float4* __restrict__ abg, const float* __restrict__ ckpt, const float2* __restrict__ mck,
-                const float* __restrict__ hseg, const float* __restrict__ wcarry,
-                float* __restrict__ dx, float* __restrict__ dB, float* __restrict__ dC, float* __restrict__ ddt,
-                float* __restrict__ dlam, float* __restrict__ dtheta, float2* __restrict__ parts, Sizes s, int CG,
-                int ncb, bool accumulate) {
+template <int NP, int PP>
+__global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Problem pr, int units) {
+    using K = Cfg1<NP, PP>;
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
-    const Layout lay(s.npairs, CG);
-    const int CB = lay.CB, npairs = s.npairs, N = s.N, L = s.L;
-    const int tid = threadIdx.x, NT = blockDim.x, lane = tid & 31, warp = tid >> 5, nwarps = NT >> 5;
+    float* sX = sm + K::OFF_X;
+    float* sB = sm + K::OFF_B;
+    float* sAgg = sm + K::OFF_X;
+    float* sH = sm + K::OFF_H;
+    float* sTh = sm + K::OFF_H;
+    float* sRot = sm + K::OFF_ROT;
+    float* v_dt = sm + K::OFF_V;
+    float* v_lam = v_dt + SL;
+    float* v_w = v_lam + SL;
+    float4* cmap = reinterpret_cast<float4*>(sm + K::OFF_CMAP);
+    unsigned* misc = reinterpret_cast<unsigned*>(sm + K::OFF_MISC);
+    float* misc_f = sm + K::OFF_MISC;
 
-    const int cb = blockIdx.x % ncb;
-    const int seg = (blockIdx.x / ncb) % s.nseg;
-    const int bh = blockIdx.x / (ncb * s.nseg);
-    const int b = bh / s.H, h = bh % s.H;
-    const int ts = seg * SEG, te = min(ts + SEG, L);
-    const int CGt = s.Pp / CPT;
-    const int cg0 = cb * CG;                      // first column group of the block
-    const int CGv = min(CG, CGt - cg0);           // column groups in use
-    const int pb = cg0 * CPT;                     // first column of the block
-    const int CBv = min(CB, s.P - pb);            // columns in use
-    const int cg = tid % CG, j = tid / CG;
-    const bool active = j < npairs && cg < CGv;
-    const int p0 = pb + cg * CPT;
-    const float A_h = A[h], skip_h = skip[h];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, tg = lane & 3;
+    const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
+    const int ticket = draw_ticket(pr.counter1, (unsigned long long)units * nc, misc);
+    const int c = ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
+    const int h = bh % H, b = bh / H, t0 = c * L;
+    const float A_h = pr.A[h];
+    auto row_of = [&](int t) { return (b * T + t) * H + h; };
+    const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
 
-    // ---- staging of a chunk's inputs
-    const int coef_items = K * npairs, x_items = (2 * K + 1) * CG;
-    const bool one_round = coef_items <= NT && x_items <= NT;
-    auto stage_load = [&](int t0, int f) {
-        Staged st{};
-        if (f < coef_items) {
-            const int T = t0 + f / npairs, jj = f % npairs;
-            if (T < L) {
-                const int row = row_of(s, b, T, h);
-                st.cs = cs[row * npairs + jj];
-                st.abg = abg[row];
-                st.b = *reinterpret_cast<const float2*>(B + row * N + 2 * jj);
-                st.c = *reinterpret_cast<const float2*>(C + row * N + 2 * jj);
-                if (T > 0) st.bp = *reinterpret_cast<const float2*>(B + (row - s.H) * N + 2 * jj);
-                if (T + 1 < L) {
-                    const float4 n = abg[row + s.H];
-                    st.next = make_float2(n.x, n.y);
-                }
-                if (jj == 0) {
-                    st.dtv = dt[row];
-                    st.lamv = lam[row];
-                }
-            }
-        }
-        if (f < x_items) {
-            const int r = f / CG, g = f % CG;
-            const bool is_x = r <= K;
-            const int T = is_x ? t0 - 1 + r : t0 + r - (K + 1);
-            if (T >= 0 && T < L)
-                st.v = load_cols((is_x ? x : dy) + row_of(s, b, T, h) * s.P, pb + g * CPT, s.P);
-        }
-        return st;
-    };
-    auto stage_store = [&](const Staged& st, int buf, int f) {
-        if (f < coef_items) {
-            const int tl = f / npairs, jj = f % npairs;
-            const float alpha = st.abg.x, beta = st.abg.y, gamma = st.abg.z, c = st.cs.x, sn = st.cs.y;
-            const float q0 = beta * st.bp.x, q1 = beta * st.bp.y;
-            float4* dst = reinterpret_cast<float4*>(sm + lay.coef) + ((buf * K + tl) * npairs + jj) * 4;
-            dst[0] = make_float4(alpha * c, alpha * sn, c * q0 - sn * q1, sn * q0 + c * q1);
-            dst[1] = make_float4(gamma * st.b.x, gamma * st.b.y, st.next.x * c, st.next.x * sn);
-            dst[2] = make_float4(c * st.c.x + sn * st.c.y, -sn * st.c.x + c * st.c.y, st.b.x, st.b.y);
-            dst[3] = make_float4(st.c.x, st.c.y, st.b.x * st.c.x + st.b.y * st.c.y, 0.f);
-            if (jj == 0) {
-                float* p = sm + lay.stp + (buf * K + tl) * 8;
-                p[0] = alpha; p[1] = beta; p[2] = gamma; p[3] = st.dtv;
-                p[4] = st.lamv; p[5] = st.next.x; p[6] = st.next.y; p[7] = 0.f;
-            }
-        }
-        if (f < x_items) {
-            const int r = f / CG, g = f % CG;
-            float* dst = r <= K ? sm + lay.xs + (buf * (K + 1) + r) * CB : sm + lay.dys + (buf * K + r - (K + 1)) * CB;
-            *reinterpret_cast<float4*>(dst + g * CPT) = st.v;
-        }
-    };
-    auto stage_all = [&](int t0, int buf) {  // synchronous staging in as many rounds as needed
-        const int items = max(coef_items, x_items);
-        for (int f = tid; f < items; f += NT) stage_store(stage_load(t0, f), buf, f);
-    };
-    // h_{t0-1} = hloc + m h_{ts-1}: the local checkpoint and its factor m here,
-    // h_{ts-1} (kept in shared memory) added when the chunk starts. At the
-    // segment's start the checkpoint is h_{ts-1} itself (hloc = 0, m = 1).
-    auto load_ckpt = [&](int t0, float (&r0)[CPT], float (&r1)[CPT], float2& m) {
-        if (t0 == ts || !active) {
-#pragma unroll
-            for (int k = 0; k < CPT; ++k) r0[k] = r1[k] = 0.f;
-            m = make_float2(1.f, 0.f);
-            return;
-        }
-        const float* base = ckpt + ((size_t)bh * s.nch + t0 / K) * N * s.Pp + p0;
-        const float4 a = *reinterpret_cast<const float4*>(base + (2 * j) * s.Pp);
-        const float4 c = *reinterpret_cast<const float4*>(base + (2 * j + 1) * s.Pp);
-        r0[0] = a.x; r0[1] = a.y; r0[2] = a.z; r0[3] = a.w;
-        r1[0] = c.x; r1[1] = c.y; r1[2] = c.z; r1[3] = c.w;
-        m = mck[((size_t)bh * s.nch + t0 / K) * npairs + j];
-    };
-    float* hst = sm + lay.hst + tid;  // [row r][column k] at stride MAX_THREADS
-    if (active) {
-        const float* base = hseg + ((size_t)bh * s.nseg + seg) * N * s.Pp + p0;
-        const float4 a = *reinterpret_cast<const float4*>(base + (2 * j) * s.Pp);
-        const float4 c = *reinterpret_cast<const float4*>(base + (2 * j + 1) * s.Pp);
-        hst[0 * MAX_THREADS] = a.x; hst[1 * MAX_THREADS] = a.y; hst[2 * MAX_THREADS] = a.z; hst[3 * MAX_THREADS] = a.w;
-        hst[4 * MAX_THREADS] = c.x; hst[5 * MAX_THREADS] = c.y; hst[6 * MAX_THREADS] = c.z; hst[7 * MAX_THREADS] = c.w;
+    // ---- the chunk's state-side inputs into shared memory, zero where out of range
+    for (int f = tid; f < L * PP; f += THREADS) {
+        const int r = f / PP, p = f % PP, t = t0 + r;
+        const bool ok = t < T && p < P;
+        copy4(sX + r * K::SP + p, ok ? pr.x + (size_t)row_of(t) * P + p : pr.x, ok);
     }
-
-    // ---- per-thread state: W = W_{t+1} of the next step to process
-    float w0[CPT] = {}, w1[CPT] = {};
-    if (active && te < L) {
-        const float* base = wcarry + ((size_t)bh * s.nseg + seg) * N * s.Pp + p0;
-        const float4 a = *reinterpret_cast<const float4*>(base + (2 * j) * s.Pp);
-        const float4 c = *reinterpret_cast<const float4*>(base + (2 * j + 1) * s.Pp);
-        w0[0] = a.x; w0[1] = a.y; w0[2] = a.z; w0[3] = a.w;
-        w1[0] = c.x; w1[1] = c.y; w1[2] = c.z; w1[3] = c.w;
+    for (int f = tid; f < L * NP; f += THREADS) {
+        const int r = f / NP, n = f % NP, t = t0 + r;
+        const bool ok = t < T && n < N;
+        copy4(sB + r * K::SN + n, ok ? pr.B + (size_t)row_of(t) * N + n : pr.B, ok);
     }
-
-    const int first_chunk = (te - 1) / K, last_chunk = ts / K;
-    float hp0[CPT], hp1[CPT];  // h_{t0-1}, the chunk's checkpoint (then the next chunk's, prefetched)
-    float2 hm;                 // its factor m
-    load_ckpt(first_chunk * K, hp0, hp1, hm);
-    stage_all(first_chunk * K, first_chunk & 1);
+    for (int f = tid; f < L * K::NPP; f += THREADS) {
+        const int r = f / K::NPP, i = f % K::NPP, t = t0 + r;
+        const bool ok = t < T && i < npairs;
+        copy4(sTh + f, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
+    }
+    for (int f = tid; f <= L; f += THREADS) {  // one step past the chunk: bn of the next chunk's first step
+        const bool ok = t0 + f < T;
+        copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
+        copy4(v_lam + f, ok ? pr.lam + row_of(t0 + f) : pr.lam, ok);
+    }
+    copy_commit();
+    copy_wait_all();
     __syncthreads();
 
-    for (int chunk = first_chunk; chunk >= last_chunk; --chunk) {
-        const int t0 = chunk * K, buf = chunk & 1;
-        const float4* coef = reinterpret_cast<const float4*>(sm + lay.coef) + buf * K * npairs * 4;
-        const float* xs = sm + lay.xs + buf * (K + 1) * CB;
-        const float* dys = sm + lay.dys + buf * K * CB;
-        const float* stp = sm + lay.stp + buf * K * 8;
-        const bool has_next = chunk > last_chunk;
-        Staged next{};
-        if (active) {
+    // ---- setup: write weights w_t = decend_t e_t (warp 0), cos and sin of every angle
+    if (warp == 0) {
+        double cl[2], cl_end;
+        decay_prefix(v_dt, A_h, cl, cl_end);
 #pragma unroll
-            for (int k = 0; k < CPT; ++k) {
-                const float s0 = hst[k * MAX_THREADS], s1 = hst[(CPT + k) * MAX_THREADS];
-                hp0[k] = fmaf(hm.x, s0, fmaf(-hm.y, s1, hp0[k]));
-                hp1[k] = fmaf(hm.y, s0, fmaf(hm.x, s1, hp1[k]));
-            }
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            const float e = v_lam[t] * v_dt[t] + (1.f - v_lam[t + 1]) * v_dt[t + 1];
+            v_w[t] = expf((float)(cl_end - cl[k])) * e;
         }
-
-#pragma unroll
-        for (int half = 1; half >= 0; --half) {
-            // Recompute the half's states from the checkpoint: st[hl] = h_{t0+4*half+hl},
-            // pv = the state before them. Keeping only half of the chunk's states in
-            // registers costs four recomputed steps per chunk and leaves room for prefetching.
-            float st0[HALF][CPT], st1[HALF][CPT], pv0[CPT], pv1[CPT];
-            if (active) {
-#pragma unroll
-                for (int k = 0; k < CPT; ++k) {
-                    pv0[k] = hp0[k];
-                    pv1[k] = hp1[k];
-                }
-#pragma unroll
-                for (int tl = 0; tl < (half + 1) * HALF; ++tl) {  // steps past L have zero coefficients
-                    const float4 fa = coef[(tl * npairs + j) * 4];
-                    const float4 fb = coef[(tl * npairs + j) * 4 + 1];
-                    const float4 xv = *reinterpret_cast<const float4*>(xs + (tl + 1) * CB + cg * CPT);
-                    const float4 xq = *reinterpret_cast<const float4*>(xs + tl * CB + cg * CPT);
-                    const int hl = tl - half * HALF;
-#pragma unroll
-                    for (int k = 0; k < CPT; ++k) {
-                        const float a0 = hl > 0 ? st0[hl - 1][k] : pv0[k], a1 = hl > 0 ? st1[hl - 1][k] : pv1[k];
-                        const float n0 = fmaf(fa.x, a0, fmaf(-fa.y, a1, fmaf(fa.z, get(xq, k), fb.x * get(xv, k))));
-                        const float n1 = fmaf(fa.y, a0, fmaf(fa.x, a1, fmaf(fa.w, get(xq, k), fb.y * get(xv, k))));
-                        if (hl >= 0) {
-                            st0[hl][k] = n0;
-                            st1[hl][k] = n1;
-                        } else {
-                            pv0[k] = n0;
-                            pv1[k] = n1;
-                        }
-                    }
-                }
-            }
-            if (half == 0 && has_next) {  // the checkpoint is used: prefetch the next chunk's
-                load_ckpt(t0 - K, hp0, hp1, hm);
-                if (one_round) next = stage_load(t0 - K, tid);
-            }
-
-            // ---- reverse steps t0+4*half+3 .. t0+4*half
-            if (active) {
-#pragma unroll
-                for (int hl = HALF - 1; hl >= 0; --hl) {
-                    const int tl = half * HALF + hl;
-                    const float4 fb = coef[(tl * npairs + j) * 4 + 1];  // z, w: alpha_{t+1} cos, sin
-                    const float4 rc = coef[(tl * npairs + j) * 4 + 2];  // R^T C, B
-                    const float4 xv = *reinterpret_cast<const float4*>(xs + (tl + 1) * CB + cg * CPT);
-                    const float4 gv = *reinterpret_cast<const float4*>(dys + tl * CB + cg * CPT);
-                    float q0 = 0.f, q1 = 0.f, dc0 = 0.f, dc1 = 0.f, cr = 0.f, dd = 0.f, X[CPT];
-#pragma unroll
-                    for (int k = 0; k < CPT; ++k) {
-                        const float h0 = st0[hl][k], h1 = st1[hl][k], xk = get(xv, k), gk = get(gv, k);
-                        const float p0v = hl ? st0[hl - 1][k] : pv0[k], p1v = hl ? st1[hl - 1][k] : pv1[k];
-                        q0 = fmaf(w0[k], xk, q0);
-                        q1 = fmaf(w1[k], xk, q1);
-                        X[k] = fmaf(rc.z, w0[k], rc.w * w1[k]);
-                        dc0 = fmaf(h0, gk, dc0);
-                        dc1 = fmaf(h1, gk, dc1);
-                        cr = fmaf(w1[k], h0, fmaf(-w0[k], h1, cr));
-                        const float n0 = fmaf(fb.z, w0[k], fmaf(fb.w, w1[k], rc.x * gk));
-                        const float n1 = fmaf(-fb.w, w0[k], fmaf(fb.z, w1[k], rc.y * gk));
-                        w0[k] = n0;
-                        w1[k] = n1;
-                        dd = fmaf(n0, p0v, fmaf(n1, p1v, dd));
-                    }
-                    float* r = sm + lay.rp + (hl * npairs + j) * lay.RS + cg;
-                    r[0 * lay.VS] = q0; r[1 * lay.VS] = q1; r[2 * lay.VS] = dc0;
-                    r[3 * lay.VS] = dc1; r[4 * lay.VS] = cr; r[5 * lay.VS] = dd;
-                    *reinterpret_cast<float4*>(sm + lay.xp + (hl * npairs + j) * CB + cg * CPT) =
-                        make_float4(X[0], X[1], X[2], X[3]);
-                }
-            }
-            __syncthreads();
-
-            // ---- P1: column sums per (step, pair), row sums per (step, column), x.dy and B.C per step
-            for (int f = tid; f < HALF * npairs * NV; f += NT) {
-                const int hl = f / (npairs * NV), jj = (f / NV) % npairs, v = f % NV;
-                const float* r = sm + lay.rp + (hl * npairs + jj) * lay.RS + v * lay.VS;
-                float acc = 0.f;
-                for (int g = 0; g < CGv; ++g) acc += r[g];
-                sm[lay.rs + (hl * npairs + jj) * 8 + v] = acc;
-            }
-            for (int f = tid; f < HALF * CBv; f += NT) {
-                const int hl = f / CBv, col = f % CBv;
-                const float* r = sm + lay.xp + hl * npairs * CB + col;
-                float acc = 0.f;
-                for (int jj = 0; jj < npairs; ++jj) acc += r[jj * CB];
-                sm[lay.xsum + hl * CB + col] = acc;
-            }
-            for (int hl = warp; hl < HALF; hl += nwarps) {
-                const int tl = half * HALF + hl;
-                float xy = 0.f, bc = 0.f;
-                for (int col = lane; col < CBv; col += 32) xy += xs[(tl + 1) * CB + col] * dys[tl * CB + col];
-                for (int jj = lane; jj < npairs; jj += 32) bc += coef[(tl * npairs + jj) * 4 + 3].z;
-                xy = warp_sum(xy);
-                bc = warp_sum(bc);
-                if (lane == 0) {
-                    sm[lay.hsc + hl * 2] = xy;
-                    sm[lay.hsc + hl * 2 + 1] = bc;
-                }
-            }
-            __syncthreads();
-
-            // ---- P2: dB, dC, dtheta per (step, pair); dx per (step, column)
-            for (int f = tid; f < HALF * npairs; f += NT) {
-                const int hl = f / npairs, jj = f % npairs, tl = half * HALF + hl, T = t0 + tl;
-                if (T >= L) continue;
-                float* r = sm + lay.rs + (hl * npairs + jj) * 8;
-                const float Q0 = r[0], Q1 = r[1], dC0 = r[2], dC1 = r[3], CR = r[4];
-                const float gamma = stp[tl * 8 + 2], an = stp[tl * 8 + 5], bn = stp[tl * 8 + 6];
-                const float xy = sm[lay.hsc + hl * 2];
-                const float4 rc = coef[(tl * npairs + jj) * 4 + 2];
-                const float4 cc = coef[(tl * npairs + jj) * 4 + 3];
-                const float B0 = rc.z, B1 = rc.w, C0 = cc.x, C1 = cc.y;
-                const float k = fmaf(gamma, an, bn);  // dS_t = gamma G_t + beta_{t+1} W_{t+1}
-                const float GX0 = fmaf(an, Q0, C0 * xy), GX1 = fmaf(an, Q1, C1 * xy);  // G_t x_t
-                const float dB0 = fmaf(k, Q0, gamma * C0 * xy), dB1 = fmaf(k, Q1, gamma * C1 * xy);
-                const float dth = fmaf(an, CR, C1 * dC0 - C0 * dC1) - gamma * (B0 * GX1 - B1 * GX0);
-                const int row = row_of(s, b, T, h);
-                if (accumulate) {
-                    atomicAdd(dB + row * N + 2 * jj, dB0);
-                    atomicAdd(dB + row * N + 2 * jj + 1, dB1);
-                    atomicAdd(dC + row * N + 2 * jj, dC0);
-                    atomicAdd(dC + row * N + 2 * jj + 1, dC1);
-                    atomicAdd(dtheta + row * npairs + jj, dth);
-                } else {
-                    *reinterpret_cast<float2*>(dB + row * N + 2 * jj) = make_float2(dB0, dB1);
-                    *reinterpret_cast<float2*>(dC + row * N + 2 * jj) = make_float2(dC0, dC1);
-                    dtheta[row * npairs + jj] = dth;
-                }
-                r[6] = r[5];                            // this pair's share of dalpha_t
-                r[7] = fmaf(B0, Q0, B1 * Q1);           // and of dbeta_{t+1} = B_t . (W_{t+1} x_t)
-            }
-            for (int f = tid; f < HALF * CBv; f += NT) {
-                const int hl = f / CBv, col = f % CBv, tl = half * HALF + hl, T = t0 + tl;
-                if (T >= L) continue;
-                const float gamma = stp[tl * 8 + 2], an = stp[tl * 8 + 5], bn = stp[tl * 8 + 6];
-                const float bc = sm[lay.hsc + hl * 2 + 1];
-                dx[row_of(s, b, T, h) * s.P + pb + col] =
-                    fmaf(fmaf(gamma, an, bn), sm[lay.xsum + hl * CB + col], fmaf(gamma, bc, skip_h) * dys[tl * CB + col]);
-            }
-            if (half == 0 && has_next) {  // the next chunk's inputs into the other buffer
-                if (one_round)
-                    stage_store(next, buf ^ 1, tid);
-                else
-                    stage_all(t0 - K, buf ^ 1);
-            }
-            __syncthreads();
-
-            // ---- P3: per-step sums over the pairs, kept for the end of the segment
-            for (int hl = warp; hl < HALF; hl += nwarps) {
-                const int tl = half * HALF + hl, T = t0 + tl;
-                float d = 0.f, bq = 0.f;
-                for (int jj = lane; jj < npairs; jj += 32) {
-                    d += sm[lay.rs + (hl * npairs + jj) * 8 + 6];
-                    bq += sm[lay.rs + (hl * npairs + jj) * 8 + 7];
-                }
-                d = warp_sum(d);
-                bq = warp_sum(bq);
-                if (lane == 0 && T < L) {
-                    const float xy = sm[lay.hsc + hl * 2], bc = sm[lay.hsc + hl * 2 + 1];
-                    float* sg = sm + lay.seg + (T - ts);
-                    sg[0] = d;                                  // dalpha_T
-                    sg[SEG] = bq;                               // dbeta_{T+1}
-                    sg[2 * SEG] = fmaf(stp[tl * 8 + 5], bq, bc * xy);  // dgamma_T = alpha_{T+1} B.Q + (B.C)(x.dy)
-                    sg[3 * SEG] = xy;
-                }
-            }
-        }
+        if (lane == 0) misc_f[2] = expf((float)cl_end);
     }
+    for (int f = tid; f < L * K::NPP; f += THREADS) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
+    __syncthreads();
+    running_rotation<K::NPP>(sRot, sB, nullptr, K::SN);
+    __syncthreads();
 
-    // ---- the segment's first step: dbeta_ts = B_{ts-1} . (W_ts x_{ts-1}), W_ts now in w0, w1
-    float bq_part = 0.f;
-    if (active && ts > 0) {
-        const float* xq = sm + lay.xs + (last_chunk & 1) * (K + 1) * CB + cg * CPT;  // x_{ts-1}
-        const float2 bp = *reinterpret_cast<const float2*>(B + row_of(s, b, ts - 1, h) * N + 2 * j);
+    // ---- Agg = (w Bg)^T X, N x P, tiles kept in registers until x and B are spent
+    constexpr int CT = PP / 8, TILES = (NP / 16) * CT, TPW = (TILES + WARPS - 1) / WARPS;
+    float acc[TPW][4];
 #pragma unroll
-        for (int k = 0; k < CPT; ++k) bq_part = fmaf(fmaf(bp.x, w0[k], bp.y * w1[k]), xq[k], bq_part);
+    for (int q = 0; q < TPW; ++q) {
+        const int j = warp + q * WARPS, m0 = (j / CT) * 16, n0 = (j % CT) * 8;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[q][i] = 0.f;
+        if (j < TILES && m0 < N && n0 < P)
+            mma_range(acc[q], m0, n0, 0, L, [&](int n, int r) { return sB[r * K::SN + n] * v_w[r]; },
+                      [&](int r, int p) { return sX[r * K::SP + p]; });
     }
-    auto block_sum = [&](float v) {  // every thread gets the sum
-        v = warp_sum(v);
-        __syncthreads();
-        if (lane == 0) sm[lay.red + warp] = v;
-        __syncthreads();
-        float total = 0.f;
-        for (int w = 0; w < nwarps; ++w) total += sm[lay.red + w];
-        return total;
-    };
-    const float dbeta_first = block_sum(bq_part);
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < TPW; ++q) {
+        const int j = warp + q * WARPS, m0 = (j / CT) * 16, n0 = (j % CT) * 8;
+        if (j < TILES && m0 < N && n0 < P)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) sAgg[(m0 + g + (i >= 2 ? 8 : 0)) * K::SP + n0 + 2 * tg + (i & 1)] = acc[q][i];
+    }
+    __syncthreads();
 
-    // ---- ddt and dlam of every step of the segment; the block's shares of dA and dskip
-    float dA_part = 0.f, dskip_part = 0.f;
-    for (int f = tid; f < te - ts; f += NT) {
-        const int T = ts + f, row = row_of(s, b, T, h);
-        const float* sg = sm + lay.seg + f;
-        const float alpha = abg[row].x, d = dt[row], l = lam[row];
-        const float dalpha = sg[0], dgamma = sg[2 * SEG];
-        const float dbeta = f > 0 ? sg[SEG - 1] : (T > 0 ? dbeta_first : 0.f);
-        const float g_dt = A_h * alpha * dalpha + (1.f - l) * (1.f + d * A_h) * alpha * dbeta + l * dgamma;
-        const float g_lam = d * (dgamma - alpha * dbeta);
-        if (accumulate) {
-            atomicAdd(ddt + row, g_dt);
-            atomicAdd(dlam + row, g_lam);
-        } else {
-            ddt[row] = g_dt;
-            dlam[row] = g_lam;
-        }
-        dA_part += d * alpha * (dalpha + (1.f - l) * d * dbeta);
-        dskip_part += sg[3 * SEG];
+    // ---- publish R(Phi_end) Agg (chunk 0: it is Gin(1), inclusive) and the map
+    const float dec_end = misc_f[2];
+    const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
+    float* mine = (c == 0 ? pr.incl1 : pr.agg1) + slot * mat;
+    for (int f = tid; f < npairs * P; f += THREADS) {
+        const int i = f / P, p = f % P;
+        const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
+        float* a = sAgg + (2 * i) * K::SP + p;
+        const float e0 = a[0], e1 = a[K::SP];
+        a[0] = co * e0 - s * e1;
+        a[K::SP] = s * e0 + co * e1;
+        __stcg(mine + (size_t)(2 * i) * P + p, a[0]);
+        __stcg(mine + (size_t)(2 * i + 1) * P + p, a[K::SP]);
     }
-    dA_part = block_sum(dA_part);
-    dskip_part = block_sum(dskip_part);
-    if (tid == 0) parts[blockIdx.x] = make_float2(dA_part, dskip_part);
+    for (int i = tid; i < npairs; i += THREADS)
+        __stcg(pr.maps + slot * npairs + i, make_float4(dec_end, rot_end[2 * i], rot_end[2 * i + 1], 0.f));
+    __threadfence();
+    __syncthreads();
+    if (tid == 0)
+        *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+    if (c == 0) return;
+
+    // ---- look back over chunks c-1, c-2, ... for Gin(c); publish Gin(c+1) = R Agg + dec_end R Gin(c)
+    for (int f = tid; f < npairs * P; f += THREADS) {
+        const int i = f / P, p = f % P;
+        sH[(2 * i) * K::SP + p] = 0.f;
+        sH[(2 * i + 1) * K::SP + p] = 0.f;
+    }
+    look_back(sH, K::SP, cmap, misc + 1, pr.status1, pr.agg1, pr.incl1, pr.maps, 1.f, slot0, c - 1, -1, 0, npairs,
+              P, pr.epoch);
+    float* incl = pr.incl1 + slot * mat;
+    for (int f = tid; f < npairs * P; f += THREADS) {  // the same elements this thread summed and turned
+        const int i = f / P, p = f % P;
+        const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
+        const float h0 = sH[(2 * i) * K::SP + p], h1 = sH[(2 * i + 1) * K::SP + p];
+        const float* a = sAgg + (2 * i) * K::SP + p;
+        __stcg(incl + (size_t)(2 * i) * P + p, a[0] + dec_end * (co * h0 - s * h1));
+        __stcg(incl + (size_t)(2 * i + 1) * P + p, a[K::SP] + dec_end * (s * h0 + co * h1));
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
 }
 
-// ---------------------------------------------------------------------------
-// 4. per-head sums of the blocks' shares
+// ---------------------------------------------------------------------------------------------
+// Kernel 2: the adjoint carry and every gradient of a chunk. One block per (chunk, head in
+// group), tickets chunk-major descending.
+// per-step vectors (index into the OFF_V block)
+enum { V_DT, V_LAM, V_DEC, V_DECEND, V_GAM, V_BNN, V_E, V_BC, V_XY, V_CRDCR, V_DGAM, V_COUNT };
+enum { MISC_ABETA0, MISC_DOTEND, MISC_TICKET, MISC_FLAG };
 
-__global__ void head_sums_kernel(const float2* __restrict__ parts, float* __restrict__ dA, float* __restrict__ dskip,
-                                 int batch, int H, int per_head) {
-    const int h = blockIdx.x * blockDim.x + threadIdx.x;
-    if (h >= H) return;
-    float a = 0.f, k = 0.f;
+template <int NP, int PP>
+struct Cfg2 {
+    static constexpr int NPP = NP / 2;
+    static constexpr int SN = NP + 4, SP = PP + 4;
+    static constexpr bool STAGE = NP <= 64 && PP <= 64;  // Gin and Gfut in shared memory
+    static constexpr int GSZ = STAGE ? NP * SP : 0;
+    static constexpr int OFF_X = 0;
+    static constexpr int OFF_DY = OFF_X + L * SP;
+    static constexpr int OFF_B = OFF_DY + L * SP;    // B, then Bg
+    static constexpr int OFF_C = OFF_B + L * SN;     // C, then Cr
+    static constexpr int OFF_M1 = OFF_C + L * SN;    // theta [L][NPP], then Dec Q, then dPhi
+    static constexpr int OFF_M2 = OFF_M1 + L * SL;   // Dec D
+    static constexpr int OFF_ROT = OFF_M2 + L * SL;  // cos, sin of Phi_t: [L][NPP][2]
+    static constexpr int OFF_GIN = OFF_ROT + 2 * L * NPP;
+    static constexpr int OFF_GF = OFF_GIN + GSZ;     // dGin(c+1), then Gfut(c)
+    static constexpr int OFF_V = OFF_GF + GSZ;
+    static constexpr int OFF_CMAP = OFF_V + V_COUNT * SL;
+    static constexpr int OFF_XPREV = OFF_CMAP + 4 * NPP;
+    static constexpr int OFF_BPREV = OFF_XPREV + PP;
+    static constexpr int OFF_CROSS = OFF_BPREV + NP;
+    static constexpr int OFF_MISC = OFF_CROSS + NPP;
+    static constexpr int OFF_CL = OFF_MISC + 8;      // cl_t in double: [L]
+    static constexpr int FLOATS = OFF_CL + 2 * L;
+    static_assert(L * NPP <= L * SL, "theta fits in M1");
+    static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0, "alignment");
+};
+
+template <int NP, int PP>
+__global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units) {
+    using K = Cfg2<NP, PP>;
+    extern __shared__ float4 smem4[];
+    float* sm = reinterpret_cast<float*>(smem4);
+    float* sX = sm + K::OFF_X;
+    float* sDY = sm + K::OFF_DY;
+    float* sB = sm + K::OFF_B;
+    float* sC = sm + K::OFF_C;
+    float* sM1 = sm + K::OFF_M1;
+    float* sTh = sm + K::OFF_M1;
+    float* sM2 = sm + K::OFF_M2;
+    float* sRot = sm + K::OFF_ROT;
+    float* V = sm + K::OFF_V;
+    auto vec = [&](int which) { return V + which * SL; };
+    float* v_dt = vec(V_DT);
+    float* v_lam = vec(V_LAM);
+    float* v_dec = vec(V_DEC);
+    float* v_decend = vec(V_DECEND);
+    float* v_gam = vec(V_GAM);
+    float* v_bnn = vec(V_BNN);
+    float* v_e = vec(V_E);
+    float* v_bc = vec(V_BC);
+    float* v_xy = vec(V_XY);
+    float* v_crdcr = vec(V_CRDCR);
+    float* v_dgam = vec(V_DGAM);
+    float4* cmap = reinterpret_cast<float4*>(sm + K::OFF_CMAP);
+    float* xprev = sm + K::OFF_XPREV;
+    float* bprev = sm + K::OFF_BPREV;
+    float* crossend = sm + K::OFF_CROSS;
+    float* misc = sm + K::OFF_MISC;
+    unsigned* misc_u = reinterpret_cast<unsigned*>(misc);
+    // The prefix sums of dt A reach -4096 in a chunk of fast decay, where a float32 difference
+    // cl_t - cl_s of two of them would be off by 1e-3 absolute (1e-3 relative in Dec_ts): kept in double.
+    double* v_cl = reinterpret_cast<double*>(sm + K::OFF_CL);
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, tg = lane & 3;
+    const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
+    const int ticket = draw_ticket(pr.counter2, (unsigned long long)units * nc, misc_u + MISC_TICKET);
+    const int c = nc - 1 - ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
+    const int h = bh % H, b = bh / H, t0 = c * L;
+    // products stop at the real sizes (padding rows and columns are zero): k steps of 8, row blocks of 16
+    const int Nk = (N + 7) & ~7, Pk = (P + 7) & ~7;
+    const float A_h = pr.A[h];
+    auto row_of = [&](int t) { return (b * T + t) * H + h; };  // (b, t, h) row, fits in int
+    const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
+    const bool has_prev = c > 0, has_next = c + 1 < nc;
+    // Gin(c) (kernel 1's inclusive state of chunk c-1) and Gfut(c): shared memory, or global at S = 128
+    float* gf = K::STAGE ? sm + K::OFF_GF : pr.gfut + slot * mat;
+    const float* gin = K::STAGE ? sm + K::OFF_GIN : pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
+    const int gld = K::STAGE ? K::SP : P;
+
+    // ---- the chunk's inputs (and Gin(c)) into shared memory, zero where out of range
+    for (int f = tid; f < L * PP; f += THREADS) {
+        const int r = f / PP, p = f % PP, t = t0 + r;
+        const bool ok = t < T && p < P;
+        const size_t o = ok ? (size_t)row_of(t) * P + p : 0;
+        copy4(sX + r * K::SP + p, pr.x + o, ok);
+        copy4(sDY + r * K::SP + p, pr.dy + o, ok);
+    }
+    for (int f = tid; f < L * NP; f += THREADS) {
+        const int r = f / NP, n = f % NP, t = t0 + r;
+        const bool ok = t < T && n < N;
+        const size_t o = ok ? (size_t)row_of(t) * N + n : 0;
+        copy4(sB + r * K::SN + n, pr.B + o, ok);
+        copy4(sC + r * K::SN + n, pr.C + o, ok);
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) {
+        const int r = f / K::NPP, i = f % K::NPP, t = t0 + r;
+        const bool ok = t < T && i < npairs;
+        copy4(sTh + f, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
+    }
+    for (int f = tid; f <= L; f += THREADS) {  // one step past the chunk: bn of the next chunk's first step
+        const bool ok = t0 + f < T;
+        copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
+        copy4(v_lam + f, ok ? pr.lam + row_of(t0 + f) : pr.lam, ok);
+    }
+    for (int f = tid; f < PP; f += THREADS) {
+        const bool ok = has_prev && f < P;
+        copy4(xprev + f, ok ? pr.x + (size_t)row_of(t0 - 1) * P + f : pr.x, ok);
+    }
+    for (int f = tid; f < NP; f += THREADS) {
+        const bool ok = has_prev && f < N;
+        copy4(bprev + f, ok ? pr.B + (size_t)row_of(t0 - 1) * N + f : pr.B, ok);
+    }
+    if (K::STAGE) {
+        float* sGin = sm + K::OFF_GIN;
+        for (int f = tid; f < NP * PP; f += THREADS) {
+            const int n = f / PP, p = f % PP;
+            const bool ok = has_prev && n < N && p < P;
+            copy4(sGin + n * K::SP + p, ok ? pr.incl1 + (slot - 1) * mat + (size_t)n * P + p : pr.incl1, ok);
+        }
+    }
+    copy_commit();
+    for (int f = tid; f < N * P; f += THREADS) gf[(f / P) * gld + f % P] = 0.f;
+    for (int f = tid; f < K::NPP; f += THREADS) crossend[f] = 0.f;
+    for (int f = tid; f < L; f += THREADS) v_crdcr[f] = v_dgam[f] = 0.f;
+    if (tid < 2) misc[tid] = 0.f;
+    copy_wait_all();
+    __syncthreads();
+
+    // ---- setup: decays (warp 0), cos and sin of every angle, then the running rotation
+    if (warp == 0) {
+        double cl[2], cl_end;
+        decay_prefix(v_dt, A_h, cl, cl_end);
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            const float gam = v_lam[t] * v_dt[t];
+            const float bnn = (1.f - v_lam[t + 1]) * v_dt[t + 1];
+            v_cl[t] = cl[k];
+            v_dec[t] = expf((float)cl[k]);
+            v_decend[t] = expf((float)(cl_end - cl[k]));
+            v_gam[t] = gam;
+            v_bnn[t] = bnn;
+            v_e[t] = gam + bnn;
+        }
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
+    __syncthreads();
+    running_rotation<K::NPP>(sRot, sB, sC, K::SN);  // Bg = R(-Phi) B, Cr = R(-Phi) C in place
+    __syncthreads();
+
+    // ---- BAgg = (dec Cr)^T dY, published at once (last chunk: it is dGin, inclusive)
+    {
+        float* mine = (has_next ? pr.agg2 : pr.incl2) + slot * mat;
+        constexpr int CT = PP / 8, TILES = (NP / 16) * CT;
+        for (int j = warp; j < TILES; j += WARPS) {
+            const int m0 = (j / CT) * 16, n0 = (j % CT) * 8;
+            if (m0 >= N || n0 >= P) continue;
+            float acc[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_range(acc, m0, n0, 0, L, [&](int n, int r) { return sC[r * K::SN + n] * v_dec[r]; },
+                      [&](int r, int p) { return sDY[r * K::SP + p]; });
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int n = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 2 * tg + (i & 1);
+                if (n < N && p < P) __stcg(mine + (size_t)n * P + p, acc[i]);
+            }
+        }
+        __threadfence();
+        __syncthreads();
+        if (tid == 0)
+            *(volatile unsigned long long*)(pr.status2 + slot) =
+                (pr.epoch << 2) | (has_next ? FLAG_AGGREGATE : FLAG_INCLUSIVE);
+    }
+
+    // ---- Q = Cr Bg^T and D = dY X^T, lower triangles, stored times Dec_ts (over theta in M1)
+    for (int j = warp; j < 40; j += WARPS) {
+        const bool isD = j >= 20;
+        int rb, ct;
+        tri_tile(isD ? j - 20 : j, rb, ct);
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        if (!isD)
+            mma_range(acc, rb * 16, ct * 8, 0, Nk, [&](int t, int n) { return sC[t * K::SN + n]; },
+                      [&](int n, int s) { return sB[s * K::SN + n]; });
+        else
+            mma_range(acc, rb * 16, ct * 8, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p]; },
+                      [&](int p, int s) { return sX[s * K::SP + p]; });
+        float* dst = isD ? sM2 : sM1;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int t = rb * 16 + g + (i >= 2 ? 8 : 0), s = ct * 8 + 2 * tg + (i & 1);
+            if (t == s) (isD ? v_xy : v_bc)[t] = acc[i];
+            dst[t * SL + s] = s <= t ? acc[i] * expf((float)(v_cl[t] - v_cl[s])) : 0.f;
+        }
+    }
+
+    // ---- look back over chunks c+1, c+2, ... for dGin(c+1); then the chunk-end terms (cross and
+    // dot of Gin(c+1) and dGin(c+1)), Gfut(c) = R(-Phi_end) dGin(c+1), the part
+    // B_{t0-1} . dec_end Gfut x_{t0-1} of alpha_t0 dbeta_t0, and dGin(c) = BAgg + dec_end Gfut published
+    if (has_next) {
+        look_back(gf, gld, cmap, misc_u + MISC_FLAG, pr.status2, pr.agg2, pr.incl2, pr.maps, -1.f, slot0, c + 1, 1,
+                  nc - 1, npairs, P, pr.epoch);
+        const float* Gnext = pr.incl1 + slot * mat;
+        const float* bagg = pr.agg2 + slot * mat;
+        float* incl = pr.incl2 + slot * mat;
+        const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
+        const float dec_end = v_dec[L - 1];
+        float dot = 0.f, ab = 0.f;
+        for (int f = tid; f < npairs * P; f += THREADS) {  // the elements this thread summed
+            const int i = f / P, p = f % P;
+            float* q = gf + (2 * i) * gld + p;
+            const float d0 = q[0], d1 = q[gld];
+            const float n0 = Gnext[(size_t)(2 * i) * P + p], n1 = Gnext[(size_t)(2 * i + 1) * P + p];
+            dot += n0 * d0 + n1 * d1;
+            atomicAdd(&crossend[i], n0 * d1 - n1 * d0);
+            const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
+            const float f0 = co * d0 + s * d1, f1 = co * d1 - s * d0;
+            q[0] = f0;
+            q[gld] = f1;
+            ab += (bprev[2 * i] * f0 + bprev[2 * i + 1] * f1) * xprev[p];
+            __stcg(incl + (size_t)(2 * i) * P + p, __ldcg(bagg + (size_t)(2 * i) * P + p) + dec_end * f0);
+            __stcg(incl + (size_t)(2 * i + 1) * P + p, __ldcg(bagg + (size_t)(2 * i + 1) * P + p) + dec_end * f1);
+        }
+        atomicAdd(&misc[MISC_DOTEND], dot);
+        atomicAdd(&misc[MISC_ABETA0], ab * dec_end);
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) *(volatile unsigned long long*)(pr.status2 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+    }
+    // the other part of alpha_t0 dbeta_t0: sum_s dec_s (dy_s . x_{t0-1}) (B_{t0-1} . Cr_s)
+    if (has_prev)
+        for (int s = tid; s < L; s += THREADS) {
+            float xd = 0.f, bc = 0.f;
+            for (int p = 0; p < P; ++p) xd += sDY[s * K::SP + p] * xprev[p];
+            for (int n = 0; n < N; ++n) bc += bprev[n] * sC[s * K::SN + n];
+            atomicAdd(&misc[MISC_ABETA0], v_dec[s] * xd * bc);
+        }
+    __syncthreads();
+
+    auto gf_at = [&](int n, int p) { return n < N && p < P ? gf[n * gld + p] : 0.f; };
+    auto gin_at = [&](int n, int p) { return n < N && p < P ? gin[n * gld + p] : 0.f; };
+
+    // ---- dx = e Xb + (skip - bn_next BC) dy,  Xb = (Dec Q)^T dY + decend (Bg Gfut)
+    {
+        const float skip_h = pr.skip[h];
+        constexpr int CT = PP / 8;
+        for (int j = warp; j < 4 * CT; j += WARPS) {
+            const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
+            if (n0 >= P) continue;
+            float acc[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_range(acc, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
+                      [&](int s, int p) { return sDY[s * K::SP + p]; });
+            if (has_next)
+                mma_range(acc, m0, n0, 0, Nk, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
+                          [&](int n, int p) { return gf_at(n, p); });
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int t = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 2 * tg + (i & 1);
+                if (t0 + t < T && p < P) {
+                    const float d = sDY[t * K::SP + p];
+                    pr.dx[(size_t)row_of(t0 + t) * P + p] = v_e[t] * acc[i] + (skip_h - v_bnn[t] * v_bc[t]) * d;
+                }
+            }
+        }
+    }
+    __syncthreads();  // sM1 (Dec Q) is free: it takes dPhi below
+
+    // ---- dCr = (Dec e D) Bg + dec (dY Gin^T) and Gx = (Dec D)^T Cr + decend (X Gfut^T), the same
+    // tile of both in one warp, so that the epilogue has every per-(t, pair) quantity at hand
+    {
+        constexpr int CT = NP / 8;
+        for (int j = warp; j < 4 * CT; j += WARPS) {
+            const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
+            if (n0 >= N) continue;  // whole warp: the shuffles below stay converged
+            float dcr[4] = {0.f, 0.f, 0.f, 0.f}, gx[4] = {0.f, 0.f, 0.f, 0.f};
+            mma_range(dcr, m0, n0, 0, m0 + 16,
+                      [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
+                      [&](int s, int n) { return sB[s * K::SN + n]; });
+            if (has_prev)
+                mma_range(dcr, m0, n0, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
+                          [&](int p, int n) { return gin_at(n, p); });
+            mma_range(gx, m0, n0, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
+                      [&](int s, int n) { return sC[s * K::SN + n]; });
+            if (has_next)
+                mma_range(gx, m0, n0, 0, Pk, [&](int t, int p) { return sX[t * K::SP + p] * v_decend[t]; },
+                          [&](int p, int n) { return gf_at(n, p); });
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int t = m0 + g + 8 * half, n = n0 + 2 * tg, i = n / 2;
+                const float dcr0 = dcr[2 * half], dcr1 = dcr[2 * half + 1];
+                const float gx0 = gx[2 * half], gx1 = gx[2 * half + 1];
+                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+                const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
+                float crd = cr0 * dcr0 + cr1 * dcr1, dg = bg0 * gx0 + bg1 * gx1;
+                crd += __shfl_xor_sync(0xffffffffu, crd, 1);
+                dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+                crd += __shfl_xor_sync(0xffffffffu, crd, 2);
+                dg += __shfl_xor_sync(0xffffffffu, dg, 2);
+                if (tg == 0) {
+                    atomicAdd(&v_crdcr[t], crd);
+                    atomicAdd(&v_dgam[t], dg);
+                }
+                const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
+                const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
+                sM1[t * SL + i] = (dcr0 * cr1 - dcr1 * cr0) + (dbg0 * bg1 - dbg1 * bg0);
+                if (t0 + t < T && n < N) {
+                    const float pc = sRot[2 * (t * K::NPP + i)], ps = sRot[2 * (t * K::NPP + i) + 1];
+                    const size_t o = (size_t)row_of(t0 + t) * N + n;
+                    pr.dB[o] = pc * dbg0 - ps * dbg1;
+                    pr.dB[o + 1] = ps * dbg0 + pc * dbg1;
+                    pr.dC[o] = pc * dcr0 - ps * dcr1;
+                    pr.dC[o + 1] = ps * dcr0 + pc * dcr1;
+                }
+            }
+        }
+    }
+    __syncthreads();
+    // ---- per-step scalars (warp 0) and angle gradients (one thread per pair, warps 1..)
+    if (warp == 0) {
+        float dcl[2];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            dcl[k] = v_crdcr[t] - v_e[t] * v_dgam[t] + v_bnn[t] * v_bc[t] * v_xy[t] +
+                     (t == L - 1 ? misc[MISC_DOTEND] : 0.f);
+        }
+        // reverse inclusive sums over the 64 steps: dloga_t = sum_{u >= t} dcl_u
+        float s0 = dcl[0], s1 = dcl[1];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const float u0 = __shfl_down_sync(0xffffffffu, s0, o), u1 = __shfl_down_sync(0xffffffffu, s1, o);
+            if (lane + o < 32) {
+                s0 += u0;
+                s1 += u1;
+            }
+        }
+        s0 += __shfl_sync(0xffffffffu, s1, 0);
+        float da = 0.f, dsk = 0.f;
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            const float dloga = k ? s1 : s0;
+            const float abeta = t == 0 ? misc[MISC_ABETA0] : v_dgam[t - 1] - v_bc[t - 1] * v_xy[t - 1];
+            const float lam = v_lam[t], d = v_dt[t], dg = v_dgam[t];
+            if (t0 + t < T) {
+                pr.ddt[row_of(t0 + t)] = A_h * dloga + lam * dg + (1.f - lam) * abeta;
+                pr.dlam[row_of(t0 + t)] = d * (dg - abeta);
+            }
+            da += d * dloga;
+            dsk += v_xy[t];
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            da += __shfl_xor_sync(0xffffffffu, da, o);
+            dsk += __shfl_xor_sync(0xffffffffu, dsk, o);
+        }
+        if (lane == 0) {
+            const size_t q = (size_t)bh * nc + c;
+            pr.partial[2 * q] = da;
+            pr.partial[2 * q + 1] = dsk;
+        }
+    } else if (tid - 32 < npairs) {
+        const int i = tid - 32;
+        float s = crossend[i];  // the chunk end's rotation belongs to the last step
+        for (int t = L - 1; t >= 0; --t) {
+            s += sM1[t * SL + i];
+            if (t0 + t < T) pr.dtheta[(size_t)row_of(t0 + t) * npairs + i] = s;
+        }
+    }
+}
+
+// Kernel 4: dA and dskip per head, the chunk shares summed in a fixed order.
+__global__ void head_sums_kernel(const float* partial, float* dA, float* dskip, int batch, int H, int nc) {
+    const int h = blockIdx.x, lane = threadIdx.x;
+    float a = 0.f, s = 0.f;
     for (int b = 0; b < batch; ++b)
-        for (int i = 0; i < per_head; ++i) {
-            const float2 v = parts[(b * H + h) * per_head + i];
-            a += v.x;
-            k += v.y;
+        for (int c = lane; c < nc; c += 32) {
+            const size_t q = ((size_t)b * H + h) * nc + c;
+            a += partial[2 * q];
+            s += partial[2 * q + 1];
         }
-    dA[h] = a;
-    dskip[h] = k;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        s += __shfl_xor_sync(0xffffffffu, s, o);
+    }
+    if (lane == 0) {
+        dA[h] = a;
+        dskip[h] = s;
+    }
 }
 
-// Scratch grows to the largest size seen and is kept between calls.
-char* g_scratch = nullptr;
-size_t g_scratch_bytes = 0;
-int g_smem_attr = 0;
+// Scratch kept between calls: the two ticket counters and one flag word per slot (head in group,
+// chunk) and kernel, then the data. Flags start at epoch 0, which no launch uses; a call whose
+// sizes differ may find words of other launches where its flags lie, all with older epochs.
+struct Scratch {
+    unsigned long long* words = nullptr;
+    float* data = nullptr;
+    size_t nwords = 0, data_floats = 0;
+    unsigned long long epoch = 0;  // launch groups so far: each gets its own
+};
+Scratch scratch;  // shared by every instantiation
+
+// Makes room for `nwords` words and `floats` of data; false when out of memory.
+bool reserve(size_t nwords, size_t floats) {
+    Scratch& sc = scratch;
+    if (nwords > sc.nwords) {
+        if (sc.words) cudaFree(sc.words);
+        sc.nwords = 0;
+        if (cudaMalloc(&sc.words, nwords * sizeof(unsigned long long)) != cudaSuccess) {
+            sc.words = nullptr;
+            return false;
+        }
+        cudaMemset(sc.words, 0, nwords * sizeof(unsigned long long));
+        sc.nwords = nwords;
+    }
+    if (floats > sc.data_floats) {
+        if (sc.data) cudaFree(sc.data);
+        sc.data_floats = 0;
+        if (cudaMalloc(&sc.data, floats * sizeof(float)) != cudaSuccess) {
+            sc.data = nullptr;
+            return false;
+        }
+        sc.data_floats = floats;
+    }
+    return true;
+}
+
+template <int S>
+void run(Problem pr, int batch, float* dA, float* dskip) {
+    using K1 = Cfg1<S, S>;
+    using K2 = Cfg2<S, S>;
+    const int nbh = batch * pr.H, nc = pr.nc, npairs = pr.N / 2;
+    const size_t smem1 = sizeof(float) * K1::FLOATS, smem2 = sizeof(float) * K2::FLOATS;
+    static bool attr_set = false;  // one attribute call per instantiation
+    if (!attr_set) {
+        cudaFuncSetAttribute(state_kernel<S, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem1);
+        cudaFuncSetAttribute(grad_kernel<S, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem2);
+        attr_set = true;
+    }
+    // per slot: agg1, incl1, agg2, incl2 (and gfut when not staged), N x P each, and the map
+    const size_t mat = (size_t)pr.N * pr.P, mats = K2::STAGE ? 4 : 5;
+    const size_t slot_floats = mats * mat + 4 * (size_t)npairs;
+    const size_t per_head = (sizeof(float) * slot_floats + 2 * sizeof(unsigned long long)) * nc;
+    const int group = (int)std::max<size_t>(1, std::min<size_t>(nbh, SCRATCH_CAP / per_head));
+    const size_t slots = (size_t)group * nc;
+    const size_t partial_floats = (2 * (size_t)nbh * nc + 3) & ~size_t(3);  // maps stay float4-aligned
+    if (!reserve(2 + 2 * slots, partial_floats + slots * slot_floats)) return;  // gradients unwritten: the check says so
+    Scratch& sc = scratch;
+    pr.counter1 = sc.words;
+    pr.counter2 = sc.words + 1;
+    pr.status1 = sc.words + 2;
+    pr.status2 = pr.status1 + slots;
+    pr.partial = sc.data;
+    pr.maps = reinterpret_cast<float4*>(sc.data + partial_floats);
+    pr.agg1 = sc.data + partial_floats + 4 * (size_t)npairs * slots;
+    pr.incl1 = pr.agg1 + slots * mat;
+    pr.agg2 = pr.incl1 + slots * mat;
+    pr.incl2 = pr.agg2 + slots * mat;
+    pr.gfut = K2::STAGE ? nullptr : pr.incl2 + slots * mat;
+    for (int bh0 = 0; bh0 < nbh; bh0 += group) {
+        const int n = std::min(group, nbh - bh0);
+        pr.bh0 = bh0;
+        pr.epoch = ++sc.epoch;
+        state_kernel<S, S><<<n * nc, THREADS, smem1>>>(pr, n);
+        grad_kernel<S, S><<<n * nc, THREADS, smem2>>>(pr, n);
+    }
+    head_sums_kernel<<<pr.H, 32>>>(pr.partial, dA, dskip, batch, pr.H, nc);
+}
 
 }  // namespace
 
@@ -733,74 +902,17 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
                       float* dC, float* ddt, float* dA, float* dlam, float* dtheta, float* dskip, int batch,
                       int seq_len, int n_heads, int head_dim, int d_state) {
     if (batch <= 0 || seq_len <= 0 || n_heads <= 0 || head_dim <= 0 || d_state < 2) return;
-    Sizes s;
-    s.batch = batch; s.L = seq_len; s.H = n_heads; s.P = head_dim; s.N = d_state;
-    s.npairs = d_state / 2;
-    s.Pp = (head_dim + CPT - 1) / CPT * CPT;
-    s.nch = (seq_len + K - 1) / K;
-    s.nseg = (seq_len + SEG - 1) / SEG;
-    const int CGt = s.Pp / CPT;
-    const int CG = min(CGt, MAX_THREADS / s.npairs);
-    const int ncb = (CGt + CG - 1) / CG;
-    const int threads = (s.npairs * CG + 31) / 32 * 32;
-    const int rows = batch * seq_len * n_heads;
-    const int bh = batch * n_heads;
-    const int blocks = bh * s.nseg * ncb;
-
-    auto align = [](size_t n) { return (n + 255) / 256 * 256; };
-    const size_t cs_bytes = align(sizeof(float2) * rows * s.npairs);
-    const size_t abg_bytes = align(sizeof(float4) * rows);
-    const size_t ckpt_bytes = align(sizeof(float) * bh * s.nch * d_state * s.Pp);
-    const size_t mck_bytes = align(sizeof(float2) * bh * s.nch * s.npairs);
-    const size_t seg_bytes = align(sizeof(float) * bh * s.nseg * d_state * s.Pp);
-    const size_t mseg_bytes = align(sizeof(float2) * bh * s.nseg * s.npairs);
-    const size_t parts_bytes = align(sizeof(float2) * blocks);
-    const size_t need = cs_bytes + abg_bytes + ckpt_bytes + mck_bytes + 2 * seg_bytes + 2 * mseg_bytes + parts_bytes;
-    if (need > g_scratch_bytes) {
-        if (g_scratch) cudaFree(g_scratch);
-        if (cudaMalloc(&g_scratch, need) != cudaSuccess) {
-            g_scratch = nullptr;
-            g_scratch_bytes = 0;
-            return;
-        }
-        g_scratch_bytes = need;
-    }
-    char* at = g_scratch;
-    auto carve = [&](size_t bytes) { char* here = at; at += bytes; return here; };
-    float2* cs = reinterpret_cast<float2*>(carve(cs_bytes));
-    float4* abg = reinterpret_cast<float4*>(carve(abg_bytes));
-    float* ckpt = reinterpret_cast<float*>(carve(ckpt_bytes));
-    float2* mck = reinterpret_cast<float2*>(carve(mck_bytes));
-    float* hseg = reinterpret_cast<float*>(carve(seg_bytes));
-    float* wseg = reinterpret_cast<float*>(carve(seg_bytes));
-    float2* mseg = reinterpret_cast<float2*>(carve(mseg_bytes));
-    float2* mrseg = reinterpret_cast<float2*>(carve(mseg_bytes));
-    float2* parts = reinterpret_cast<float2*>(carve(parts_bytes));
-
-    const bool accumulate = ncb > 1;  // column blocks add their shares of the column sums
-    if (accumulate) {
-        cudaMemsetAsync(dB, 0, sizeof(float) * rows * d_state);
-        cudaMemsetAsync(dC, 0, sizeof(float) * rows * d_state);
-        cudaMemsetAsync(dtheta, 0, sizeof(float) * rows * s.npairs);
-        cudaMemsetAsync(ddt, 0, sizeof(float) * rows);
-        cudaMemsetAsync(dlam, 0, sizeof(float) * rows);
-    }
-
-    coefficients_kernel<<<min((rows * s.npairs + 255) / 256, 4096), 256>>>(dt, A, lam, theta, cs, abg, rows,
-                                                                            n_heads, s.npairs);
-    const int sweep_threads = 2 * bh * s.nseg * s.npairs * CGt;
-    segment_sweeps_kernel<<<(sweep_threads + 127) / 128, 128>>>(x, B, C, dy, cs, abg, ckpt, mck, hseg, mseg, wseg,
-                                                                 mrseg, s);
-    const int carry_threads = bh * s.npairs * s.Pp;
-    segment_carries_kernel<<<(carry_threads + 127) / 128, 128>>>(hseg, mseg, wseg, mrseg, s);
-
-    const Layout lay(s.npairs, CG);
-    const int smem = static_cast<int>(sizeof(float) * lay.total);
-    if (smem > g_smem_attr) {
-        cudaFuncSetAttribute(backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-        g_smem_attr = smem;
-    }
-    backward_kernel<<<blocks, threads, smem>>>(x, B, C, dt, A, lam, skip, dy, cs, abg, ckpt, mck, hseg, wseg, dx, dB, dC, ddt,
-                                               dlam, dtheta, parts, s, CG, ncb, accumulate);
-    head_sums_kernel<<<(n_heads + 127) / 128, 128>>>(parts, dA, dskip, batch, n_heads, s.nseg * ncb);
+    Problem pr{};
+    pr.x = x, pr.B = B, pr.C = C, pr.dt = dt, pr.A = A, pr.lam = lam, pr.theta = theta, pr.skip = skip, pr.dy = dy;
+    pr.dx = dx, pr.dB = dB, pr.dC = dC, pr.ddt = ddt, pr.dlam = dlam, pr.dtheta = dtheta;
+    pr.T = seq_len, pr.H = n_heads, pr.P = head_dim, pr.N = d_state, pr.nc = (seq_len + L - 1) / L;
+    const int widest = d_state > head_dim ? d_state : head_dim;
+    if (widest <= 16)
+        run<16>(pr, batch, dA, dskip);
+    else if (widest <= 32)
+        run<32>(pr, batch, dA, dskip);
+    else if (widest <= 64)
+        run<64>(pr, batch, dA, dskip);
+    else
+        run<128>(pr, batch, dA, dskip);
 }

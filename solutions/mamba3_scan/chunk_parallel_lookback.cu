@@ -45,6 +45,9 @@
 namespace {
 
 constexpr int L = 64;  // chunk length (time steps)
+#ifndef WIDE_PT
+#define WIDE_PT 64  // columns per block when head_dim > 16 (32: twice the blocks, the scores computed twice)
+#endif
 constexpr int WARPS = 8;
 constexpr int THREADS = 32 * WARPS;
 constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
@@ -603,7 +606,7 @@ void launch_np(const float* x, const float* B, const float* C, const float* dt, 
     if (P <= 16)
         launch<NP, 16>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, H, P, N);
     else
-        launch<NP, 64>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, H, P, N);
+        launch<NP, WIDE_PT>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, H, P, N);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // mamba3_scan_backward, the previous reference's design with its column-sum
 // partials laid out so that the reduction reads are free of bank conflicts
 // (3.59 ms against 4.23 ms for the previous reference in one H200 run;
-// reference/mamba3_scan_backward.cu then makes its serial sweeps parallel).
+// segment_parallel_carries.cu then makes its serial sweeps parallel).
 //
 // In the previous reference the (step, pair) partials sit at [step][pair][v][cg] with a
 // stride of CG = 16 floats between consecutive v, and the reducing threads
