@@ -1,208 +1,612 @@
-// mamba3_scan reference: single pass over time, the N x P state of each head
-// held in registers across a block, per-step coefficients staged in shared memory.
+// mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
+// chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
+// one run: 248 us; the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu, the
+// reference before, 394 us; solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
+// head's chunks walked in order, 931 us).
 //
-// Algorithm. Columns p of the state are independent recurrences that share
-// every coefficient of a step (alpha, beta, gamma, the angles, B, C), so a
-// block owns COLS = 16 consecutive columns of one (b, h) and splits each
-// column's N/2 row pairs over NG thread groups of RP pairs (thread = group g,
-// column col). The official size (2, 4096, 16, 64, 64) gives 2*16*4 = 128
-// blocks of 16 x 16 threads, one per SM. Time is walked in tiles of TT steps:
-//   * staging: the raw inputs of tile k+1 (theta, B_t, B_{t-1}, C, dt, lam and
-//     the x tile) are loaded into registers before tile k is scanned, so their
-//     latency hides behind the scan; after it, each (t, pair) item is turned
-//     into 8 coefficients in shared memory:
-//       ac = alpha*cos, as = alpha*sin        (alpha folded into the rotation)
-//       u  = R(theta_t)(beta * B_{t-1})       (the previous write, rotated once per pair)
-//       g  = gamma * B_t,   C_t
-//     so that per state element and step the scan does one FMUL and three
-//     FFMAs:  h0 <- ac*h0 - as*h1 + u0*x_{t-1} + g0*x_t  (and its twin for h1),
-//     plus one FFMA for C.h. x_{t-1} is the thread's own column, kept in a register.
-//   * scan: every warp reads the same (t, pair) coefficients (two groups per
-//     warp: two addresses), so the 16-byte shared loads are broadcasts. Each
-//     thread writes its partial C.h of (t, col); group 0 adds skip*x.
-//   * reduce: after the tile's one barrier, the NG partials of each (t, col)
-//     are summed and y is written in 64-byte rows.
-// Buffers: coefficients and x tiles are double-buffered (written for tile k+1
-// while tile k is read); partials are double-buffered too, so one barrier per
-// tile orders everything: coef/x[(k+1)&1] were last read by scan(k-1), before
-// barrier k-1; partials[k&1] were last read by reduce(k-2), before barrier k-1.
+// Math: as in solutions/mamba3_scan/chunked_3xtf32.cu (spec.md, "Why it can be scanned in parallel"). Chunks of
+// L = 64 steps; angles Phi_t from each chunk's start (a running product of unit complex
+// numbers); Bg = R(-Phi) B, Cr = R(-Phi) C; cl_t = sum_{r=t0..t} dt_r A; bn_t = (1 - lam_t) dt_t
+// folds the trapezoid's beta write into the column before it. With h_in = h_{t0-1} and
+// G = h_in + bn_t0 B_{t0-1} x_{t0-1}^T:
+//   y_t   = sum_{s<=t} (Cr_t . Bg_s) exp(cl_t - cl_s) e_ts x_s + exp(cl_t) Cr_t^T G + skip x_t
+//   h_end = M(h_in) + agg,   M(h) = exp(cl_end) R(Phi_end) h,
+//   agg   = R(Phi_end) ( exp(cl_end) bn_t0 B_{t0-1} x_{t0-1}^T + sum_s exp(cl_end - cl_s) e_end,s Bg_s x_s^T )
+// so a chunk's end state is an affine map of its start state whose map (one decay and one
+// rotation per row pair) and offset `agg` the chunk computes alone. All four products
+// (scores, masked scores x X, exp(cl) Cr x G, the state update) are mma.sync m16n8k8 TF32
+// with split operands (a = tf32(a) + tf32(a - tf32(a)), three mma per product): one plain
+// TF32 product fails the tolerance (notes, "Candidates").
 //
-// Every size is served: pairs past N/2 get zero writes and zero C (their state
-// stays 0 and adds nothing), columns past P get x = 0 and are not stored,
-// steps past seq_len in the last tile are scanned with zero inputs and not stored.
-// The precision is that of the plain float32 recurrence: expf and sincosf
-// (correct argument reduction for large angles) once per (t, h) and (t, pair).
+// Look-back. Each block draws a ticket from an atomic counter (blocks are neither co-resident
+// nor started in blockIdx order); tickets run chunk-major (chunk c of every unit, then c + 1),
+// so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
+// grid. A block publishes its (map, agg) with flag AGGREGATE right after its state update,
+// computes the intra-chunk outputs, then walks back over its predecessors: an INCLUSIVE one
+// (the state at its end) ends the walk, an AGGREGATE one is folded in through its map. It
+// then publishes its own inclusive state and reads out C^T G. Data is written by every thread,
+// fenced, and flagged by thread 0 after a barrier; the flag word carries the launch's epoch
+// (64-bit: epoch << 2 | flag), so words of earlier launches read as "not ready" and nothing is
+// cleared between calls; the block drawing the last ticket puts the counter back to 0.
+//
+// Layout. The state tile (d_state x 64 or 16 columns) lives in mma accumulator fragments whose
+// rows are permuted so that a thread holds both rows 2i, 2i+1 of a pair (rows g, g+8 of a
+// 16-row fragment are state rows 2g, 2g+1): the end rotation, the maps and the look-back are
+// thread-local, and the scratch holds each thread's fragment as float4s (coalesced).
+//
+// Scratch: agg and inclusive states, maps and flags per (unit, chunk), cached cudaMallocs
+// capped at 256 MB; sizes needing more run as several launches over groups of units.
+// At the official size: 32 units x 64 chunks x (2 x 16 KB + 0.5 KB) = 68 MB.
+//
+// Every size is served: d_state is padded to NP (16, 32, 64, 128) rows with zero B, C and
+// angles; columns past head_dim get x = 0 and are not stored; steps past seq_len have dt = 0
+// (no decay, no write) and are not stored.
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 namespace {
 
-constexpr int COLS = 16;  // state columns per block
-constexpr int TT = 32;    // time steps per tile
+constexpr int L = 64;  // chunk length (time steps)
+constexpr int WARPS = 8;
+constexpr int THREADS = 32 * WARPS;
+constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
+constexpr size_t SCRATCH_CAP = size_t(256) << 20;
 
-template <int NG, int RP>
+template <int NP, int PT>
 struct Cfg {
-    static constexpr int THREADS = COLS * NG;
-    static constexpr int NPP = NG * RP;                        // row pairs, padded
-    static constexpr int COEF = TT * NPP * 8;                  // floats per coefficient buffer
-    static constexpr int XS = TT * COLS;                       // floats per x tile
-    static constexpr int YG = TT * COLS + 16;                  // group stride of the partials: the two
-                                                               // groups of a warp land in different banks
-    static constexpr int YP = NG * YG;                         // floats per partials buffer
-    static constexpr int SMEM_FLOATS = 2 * COEF + 2 * XS + 2 * YP;
-    static constexpr int C_ITEMS = TT * NPP / THREADS;         // (t, pair) items staged per thread
-    static constexpr int X_ITEMS = TT * COLS / THREADS;        // (t, col) items per thread (x and y)
-    static_assert(TT * NPP % THREADS == 0 && TT * COLS % THREADS == 0, "items must divide evenly");
+    static constexpr int NPP = NP / 2;    // row pairs
+    static constexpr int NT = PT / 8;     // 8-column mma tiles
+    static constexpr int SB = NP + 4;     // row stride of B, C
+    static constexpr int SX = PT + 8;     // row stride of x and G: conflict-free B fragments
+    static constexpr int SW = L + 4;      // row stride of the scores
+    static constexpr int OFF_B = 0;                         // B rows t0-1 .. t0+L-1
+    static constexpr int OFF_C = OFF_B + (L + 1) * SB;      // C rows t0 .. t0+L-1
+    static constexpr int OFF_TH = OFF_C + L * SB;           // theta [L][NPP]
+    static constexpr int OFF_CS = OFF_TH + L * NPP;         // cos, sin [L][NPP]
+    static constexpr int OFF_G = OFF_TH;                    // G [NP][SX], over theta and cs once they are spent
+    static constexpr int REGION = 3 * L * NPP > NP * SX ? 3 * L * NPP : NP * SX;
+    static constexpr int OFF_X = OFF_TH + REGION;           // x rows t0-1 .. t0+L-1
+    static constexpr int OFF_W = OFF_X + (L + 1) * SX;      // masked scores [L][SW]
+    static constexpr int OFF_VEC = OFF_W + L * SW;          // dt, lam, cl, d, gamma, e, wend: [7][L]
+    static constexpr int OFF_END = OFF_VEC + 7 * L;         // end rotation per pair: cos, sin
+    static constexpr int OFF_MISC = OFF_END + 2 * NPP;      // ticket, flag
+    static constexpr int FLOATS = OFF_MISC + 4;
+    static constexpr int TPP = THREADS / NPP;               // threads per pair in the angle scan
+    static constexpr int SEG = L / TPP;                     // steps per thread in the angle scan
+    // state tiles (16 rows x 8 columns): TPW consecutive ones per warp, all in one row block
+    static constexpr int STATE_TILES = (NP / 16) * NT;
+    static constexpr int TPW = STATE_TILES >= WARPS ? STATE_TILES / WARPS : 1;
+    static constexpr int STATE = NP * PT;                   // floats of one state in the scratch
+    static constexpr int MAP = 4 * NPP;                     // decay, cos, sin, 0 per pair
+    // output tiles: NT >= 4: row blocks {w&1, 3-(w&1)} (balances the triangle) x NT/4 columns
+    static constexpr int RBW = NT >= 4 ? 2 : 1;
+    static constexpr int QN = NT >= 4 ? NT / 4 : 1;
 };
 
-template <int NG, int RP>
-__global__ void __launch_bounds__(Cfg<NG, RP>::THREADS)
-scan_kernel(const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
-            const float* __restrict__ dt, const float* __restrict__ A, const float* __restrict__ lam,
-            const float* __restrict__ theta, const float* __restrict__ skip, float* __restrict__ y,
-            int L, int H, int P, int N, int ptiles) {
-    using K = Cfg<NG, RP>;
-    extern __shared__ float4 smem4[];
-    float* smem = reinterpret_cast<float*>(smem4);
-    float* coef_base = smem;                 // [2][TT][NPP][8]
-    float* xs_base = smem + 2 * K::COEF;     // [2][TT][COLS]
-    float* yp_base = xs_base + 2 * K::XS;    // [2][NG][YG]
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 4 : 0));
+}
+__device__ __forceinline__ void copy8(float* dst, const float* src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 8 : 0));
+}
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 
-    const int tid = threadIdx.x;
-    const int pt = blockIdx.x % ptiles;
-    const int bh = blockIdx.x / ptiles;  // b*H + h
-    const int h = bh % H, b = bh / H;
-    const int p0 = pt * COLS;
-    const int npairs = N / 2;
-    const float A_h = A[h], skip_h = skip[h];
-    // row of (b, t, h) in the (batch, seq_len, n_heads) flattening; fits in int (<= 2^23)
-    auto row_of = [&](int t) { return (b * L + t) * H + h; };
-
-    // ---- staging registers: raw inputs of the next tile
-    float r_th[K::C_ITEMS], r_b0[K::C_ITEMS], r_b1[K::C_ITEMS], r_q0[K::C_ITEMS], r_q1[K::C_ITEMS];
-    float r_c0[K::C_ITEMS], r_c1[K::C_ITEMS], r_dt[K::C_ITEMS], r_lam[K::C_ITEMS];
-    float r_x[K::X_ITEMS];
-
-    auto load_tile = [&](int t0) {
+__device__ __forceinline__ uint32_t to_tf32(float v) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
+    return r;
+}
+template <int K>
+__device__ __forceinline__ void split(const float (&v)[K], uint32_t (&hi)[K], uint32_t (&lo)[K]) {
 #pragma unroll
-        for (int i = 0; i < K::C_ITEMS; ++i) {
-            const int f = tid + K::THREADS * i;
-            const int t = t0 + f / K::NPP, j = f % K::NPP;
-            float th = 0.f, b0 = 0.f, b1 = 0.f, q0 = 0.f, q1 = 0.f, c0 = 0.f, c1 = 0.f, d = 0.f, l = 0.f;
-            if (t < L && j < npairs) {
-                const int row = row_of(t);
-                th = theta[row * npairs + j];
-                b0 = B[row * N + 2 * j];
-                b1 = B[row * N + 2 * j + 1];
-                c0 = C[row * N + 2 * j];
-                c1 = C[row * N + 2 * j + 1];
-                if (t > 0) {  // B_{t-1}; S_{-1} = 0
-                    q0 = B[(row - H) * N + 2 * j];
-                    q1 = B[(row - H) * N + 2 * j + 1];
-                }
-                d = dt[row];
-                l = lam[row];
-            }
-            r_th[i] = th; r_b0[i] = b0; r_b1[i] = b1; r_q0[i] = q0; r_q1[i] = q1;
-            r_c0[i] = c0; r_c1[i] = c1; r_dt[i] = d; r_lam[i] = l;
-        }
-#pragma unroll
-        for (int i = 0; i < K::X_ITEMS; ++i) {
-            const int f = tid + K::THREADS * i;
-            const int t = t0 + f / COLS, p = p0 + f % COLS;
-            r_x[i] = (t < L && p < P) ? x[row_of(t) * P + p] : 0.f;
-        }
-    };
-
-    // Turn the staged raw inputs into coefficients. Items past seq_len or N/2
-    // hold zeros: no writes (u = g = 0, C = 0) and alpha = 1, cos = 1, sin = 0.
-    auto store_tile = [&](float* coef, float* xs) {
-#pragma unroll
-        for (int i = 0; i < K::C_ITEMS; ++i) {
-            const int f = tid + K::THREADS * i;
-            const float d = r_dt[i], l = r_lam[i];
-            const float alpha = expf(d * A_h);
-            const float beta = (1.f - l) * d * alpha;
-            const float gamma = l * d;
-            float s, c;
-            sincosf(r_th[i], &s, &c);
-            const float q0 = beta * r_q0[i], q1 = beta * r_q1[i];
-            float4* dst = reinterpret_cast<float4*>(coef + 8 * f);  // f = t*NPP + j
-            dst[0] = make_float4(alpha * c, alpha * s, c * q0 - s * q1, s * q0 + c * q1);
-            dst[1] = make_float4(gamma * r_b0[i], gamma * r_b1[i], r_c0[i], r_c1[i]);
-        }
-#pragma unroll
-        for (int i = 0; i < K::X_ITEMS; ++i) xs[tid + K::THREADS * i] = r_x[i];
-    };
-
-    // ---- scan role: group g owns pairs g*RP .. g*RP+RP-1 of column col
-    const int col = tid % COLS, g = tid / COLS;
-    float h0[RP], h1[RP];
-#pragma unroll
-    for (int r = 0; r < RP; ++r) h0[r] = h1[r] = 0.f;
-    float x_prev = 0.f;
-
-    const int ntiles = (L + TT - 1) / TT;
-    load_tile(0);
-    store_tile(coef_base, xs_base);
-    __syncthreads();
-
-    for (int k = 0; k < ntiles; ++k) {
-        const int t0 = k * TT;
-        if (k + 1 < ntiles) load_tile(t0 + TT);
-
-        const float* coef = coef_base + (k & 1) * K::COEF + 8 * g * RP;
-        const float* xs = xs_base + (k & 1) * K::XS + col;
-        float* yp = yp_base + (k & 1) * K::YP + g * K::YG + col;
-#pragma unroll 4
-        for (int t = 0; t < TT; ++t) {
-            const float xv = xs[t * COLS];
-            float acc = g == 0 ? skip_h * xv : 0.f;
-#pragma unroll
-            for (int r = 0; r < RP; ++r) {
-                const float4 rot = *reinterpret_cast<const float4*>(coef + (t * K::NPP + r) * 8);
-                const float4 wc = *reinterpret_cast<const float4*>(coef + (t * K::NPP + r) * 8 + 4);
-                // rotate(alpha*h + beta*S_prev) + gamma*S with alpha and beta*B_prev pre-folded
-                const float n0 = fmaf(-rot.y, h1[r], fmaf(rot.x, h0[r], fmaf(wc.x, xv, rot.z * x_prev)));
-                const float n1 = fmaf(rot.x, h1[r], fmaf(rot.y, h0[r], fmaf(wc.y, xv, rot.w * x_prev)));
-                h0[r] = n0;
-                h1[r] = n1;
-                acc = fmaf(wc.z, n0, fmaf(wc.w, n1, acc));
-            }
-            yp[t * COLS] = acc;
-            x_prev = xv;
-        }
-
-        if (k + 1 < ntiles) store_tile(coef_base + ((k + 1) & 1) * K::COEF, xs_base + ((k + 1) & 1) * K::XS);
-        __syncthreads();
-
-        const float* ypr = yp_base + (k & 1) * K::YP;
-#pragma unroll
-        for (int i = 0; i < K::X_ITEMS; ++i) {
-            const int f = tid + K::THREADS * i;  // f = t*COLS + c
-            const int t = t0 + f / COLS, p = p0 + f % COLS;
-            float sum = 0.f;
-#pragma unroll
-            for (int gg = 0; gg < NG; ++gg) sum += ypr[gg * K::YG + f];
-            if (t < L && p < P) y[row_of(t) * P + p] = sum;
-        }
+    for (int i = 0; i < K; ++i) {
+        hi[i] = to_tf32(v[i]);
+        lo[i] = to_tf32(v[i] - __uint_as_float(hi[i]));
     }
 }
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// d += a*b in 3xTF32 from split operands, small terms first
+__device__ __forceinline__ void mma3(float (&d)[4], const uint32_t (&ah)[4], const uint32_t (&al)[4],
+                                     const uint32_t (&bh)[2], const uint32_t (&bl)[2]) {
+    mma_tf32(d, al, bh);
+    mma_tf32(d, ah, bl);
+    mma_tf32(d, ah, bh);
+}
 
-template <int NG, int RP>
+__device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
+    return *(const volatile unsigned long long*)p;
+}
+
+template <int NP, int PT>
+__global__ void __launch_bounds__(THREADS, NP <= 64 ? 2 : 1)
+lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
+                const float* __restrict__ dt, const float* __restrict__ A, const float* __restrict__ lam,
+                const float* __restrict__ theta, const float* __restrict__ skip, float* __restrict__ y,
+                int seq_len, int H, int P, int N, int ptiles, int unit_begin, int units, int nchunks,
+                float* agg_buf, float* incl_buf, float* map_buf, unsigned long long* status,
+                unsigned long long* counter, unsigned long long epoch) {
+    using K = Cfg<NP, PT>;
+    extern __shared__ float4 smem4[];
+    float* sm = reinterpret_cast<float*>(smem4);
+    float* rB = sm + K::OFF_B + K::SB;  // row t0 (row t0-1 is just above)
+    float* rC = sm + K::OFF_C;
+    float* rTh = sm + K::OFF_TH;
+    float* cs = sm + K::OFF_CS;
+    float* G = sm + K::OFF_G;
+    float* rX = sm + K::OFF_X + K::SX;  // row t0
+    float* W = sm + K::OFF_W;
+    float* v_dt = sm + K::OFF_VEC;
+    float* v_lam = v_dt + L;
+    float* v_cl = v_lam + L;
+    float* v_d = v_cl + L;
+    float* v_ga = v_d + L;
+    float* v_e = v_ga + L;
+    float* v_wend = v_e + L;
+    float* end_c = sm + K::OFF_END;
+    float* end_s = end_c + K::NPP;
+    unsigned* misc = reinterpret_cast<unsigned*>(sm + K::OFF_MISC);
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, tg = lane & 3;  // mma fragment coordinates
+
+    if (tid == 0) {
+        const unsigned long long tickets = (unsigned long long)units * nchunks;
+        const unsigned long long ticket = atomicAdd(counter, 1ull);
+        if (ticket == tickets - 1) atomicExch(counter, 0ull);  // ready for the next launch
+        misc[0] = (unsigned)ticket;
+    }
+    __syncthreads();
+    const int ticket = (int)misc[0];
+    const int c = ticket / units, u = ticket % units;  // chunk-major
+    const int unit = unit_begin + u;
+    const int pt = unit % ptiles, bh = unit / ptiles;
+    const int h = bh % H, b = bh / H;
+    const int p0 = pt * PT, t0 = c * L;
+    const int npairs = N / 2;
+    const float A_h = A[h], skip_h = skip[h];
+    auto row_of = [&](int t) { return (b * seq_len + t) * H + h; };  // (b, t, h) row, fits in int
+    const size_t slot = (size_t)u * nchunks + c;
+
+    // ---- raw inputs of the chunk into shared memory; zero where out of range
+    for (int f = tid; f < (L + 1) * K::NPP; f += THREADS) {  // B rows t0-1 .. t0+L-1
+        const int r = f / K::NPP, j = f % K::NPP, t = t0 - 1 + r;
+        const bool ok = t >= 0 && t < seq_len && j < npairs;
+        copy8(sm + K::OFF_B + r * K::SB + 2 * j, ok ? B + (size_t)row_of(t) * N + 2 * j : B, ok);
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) {  // C and theta rows t0 .. t0+L-1
+        const int r = f / K::NPP, j = f % K::NPP, t = t0 + r;
+        const bool ok = t < seq_len && j < npairs;
+        copy8(rC + r * K::SB + 2 * j, ok ? C + (size_t)row_of(t) * N + 2 * j : C, ok);
+        copy4(rTh + r * K::NPP + j, ok ? theta + (size_t)row_of(t) * npairs + j : theta, ok);
+    }
+    for (int f = tid; f < (L + 1) * PT; f += THREADS) {  // x rows t0-1 .. t0+L-1
+        const int r = f / PT, p = f % PT, t = t0 - 1 + r;
+        const bool ok = t >= 0 && t < seq_len && p0 + p < P;
+        copy4(sm + K::OFF_X + r * K::SX + p, ok ? x + (size_t)row_of(t) * P + p0 + p : x, ok);
+    }
+    for (int f = tid; f < L; f += THREADS) {
+        const bool ok = t0 + f < seq_len;
+        copy4(v_dt + f, ok ? dt + row_of(t0 + f) : dt, ok);
+        copy4(v_lam + f, ok ? lam + row_of(t0 + f) : lam, ok);
+    }
+    copy_commit();
+    copy_wait_all();
+    __syncthreads();
+
+    // ---- setup 1: decays (warp 0), cos/sin of every angle (all)
+    if (warp == 0) {
+        const float a0 = v_dt[lane] * A_h, a1 = v_dt[lane + 32] * A_h;
+        float s0 = a0, s1 = a1;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const float u0 = __shfl_up_sync(0xffffffffu, s0, o), u1 = __shfl_up_sync(0xffffffffu, s1, o);
+            if (lane >= o) { s0 += u0; s1 += u1; }
+        }
+        s1 += __shfl_sync(0xffffffffu, s0, 31);
+        const float cl_end = __shfl_sync(0xffffffffu, s1, 31);
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            const float cl = k ? s1 : s0;
+            const float ga = v_lam[t] * v_dt[t];
+            const float bn_next = t + 1 < L ? (1.f - v_lam[t + 1]) * v_dt[t + 1] : 0.f;
+            const float e = ga + bn_next;
+            v_cl[t] = cl;
+            v_d[t] = expf(cl);
+            v_ga[t] = ga;
+            v_e[t] = e;
+            v_wend[t] = expf(cl_end - cl) * (t == L - 1 ? ga : e);
+        }
+    }
+    for (int f = tid; f < L * K::NPP; f += THREADS) {
+        float s, co;
+        sincosf(rTh[f], &s, &co);
+        cs[2 * f] = co;
+        cs[2 * f + 1] = s;
+    }
+    __syncthreads();
+
+    // ---- setup 2: running rotation per pair (TPP threads per pair, SEG steps each), B and C
+    // turned in place into Bg = R(-Phi) B, Cr = R(-Phi) C
+    {
+        const int pair = tid / K::TPP, part = tid % K::TPP, t_begin = part * K::SEG;
+        float pc = 1.f, ps = 0.f;
+#pragma unroll 4
+        for (int i = 0; i < K::SEG; ++i) {
+            const float co = cs[2 * ((t_begin + i) * K::NPP + pair)], s = cs[2 * ((t_begin + i) * K::NPP + pair) + 1];
+            const float nc = pc * co - ps * s, ns = pc * s + ps * co;
+            pc = nc;
+            ps = ns;
+        }
+        float ic = pc, is = ps;  // inclusive over the pair's segments, by doubling (rotations commute)
+#pragma unroll
+        for (int o = 1; o < K::TPP; o <<= 1) {
+            const float uc = __shfl_up_sync(0xffffffffu, ic, o), us = __shfl_up_sync(0xffffffffu, is, o);
+            if (part >= o) {
+                const float nc = ic * uc - is * us, ns = ic * us + is * uc;
+                ic = nc;
+                is = ns;
+            }
+        }
+        {
+            const float uc = __shfl_up_sync(0xffffffffu, ic, 1), us = __shfl_up_sync(0xffffffffu, is, 1);
+            pc = part > 0 ? uc : 1.f;  // exclusive = inclusive of the previous part
+            ps = part > 0 ? us : 0.f;
+        }
+#pragma unroll 4
+        for (int i = 0; i < K::SEG; ++i) {
+            const int t = t_begin + i;
+            const float co = cs[2 * (t * K::NPP + pair)], s = cs[2 * (t * K::NPP + pair) + 1];
+            const float nc = pc * co - ps * s, ns = pc * s + ps * co;
+            pc = nc;
+            ps = ns;
+            float* bt = rB + t * K::SB + 2 * pair;
+            float* ct = rC + t * K::SB + 2 * pair;
+            const float b0 = bt[0], b1 = bt[1], c0 = ct[0], c1 = ct[1];
+            bt[0] = pc * b0 + ps * b1;
+            bt[1] = pc * b1 - ps * b0;
+            ct[0] = pc * c0 + ps * c1;
+            ct[1] = pc * c1 - ps * c0;
+        }
+        if (part == K::TPP - 1) {
+            end_c[pair] = pc;
+            end_s[pair] = ps;
+        }
+    }
+    __syncthreads();
+
+    // ---- state update: agg = R(Phi_end) (d_end bn0 B_{t0-1} x_{t0-1}^T + Bw^T X), rows permuted
+    // (fragment rows g, g+8 = state rows r0+2g, r0+2g+1); published at once
+    const int s_first = warp * K::TPW;
+    const bool has_state = s_first < K::STATE_TILES;
+    const int s_rb = s_first / K::NT, s_nt0 = s_first % K::NT;
+    const int my_pair = s_rb * 8 + g;  // state rows 2 my_pair, 2 my_pair + 1
+    const float bn0 = (1.f - v_lam[0]) * v_dt[0];
+    float agg[K::TPW][4];
+    float* my_agg = (c == 0 ? incl_buf : agg_buf) + slot * K::STATE;  // chunk 0: h_in = 0, agg is inclusive
+    if (has_state) {
+#pragma unroll
+        for (int q = 0; q < K::TPW; ++q)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) agg[q][i] = 0.f;
+        const int r0 = s_rb * 16;
+#pragma unroll 2
+        for (int k0 = 0; k0 < L; k0 += 8) {
+            const float w0 = v_wend[k0 + tg], w1 = v_wend[k0 + tg + 4];
+            const float* ar = rB + (k0 + tg) * K::SB + r0 + 2 * g;  // A[m][k = t] = Bg[t][row of m] * wend[t]
+            const float a[4] = {ar[0] * w0, ar[1] * w0, ar[4 * K::SB] * w1, ar[4 * K::SB + 1] * w1};
+            uint32_t ah[4], al[4];
+            split(a, ah, al);
+#pragma unroll
+            for (int q = 0; q < K::TPW; ++q) {
+                const float* br = rX + (k0 + tg) * K::SX + (s_nt0 + q) * 8 + g;
+                const float bb[2] = {br[0], br[4 * K::SX]};
+                uint32_t bh2[2], bl2[2];
+                split(bb, bh2, bl2);
+                mma3(agg[q], ah, al, bh2, bl2);
+            }
+        }
+        const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
+        const float w_prev = d_end * bn0;
+        const float* bprev = sm + K::OFF_B;  // B_{t0-1}, not rotated
+        const float* xprev = sm + K::OFF_X;
+        const float be = w_prev * bprev[2 * my_pair], bo = w_prev * bprev[2 * my_pair + 1];
+#pragma unroll
+        for (int q = 0; q < K::TPW; ++q) {
+            const int col = (s_nt0 + q) * 8 + 2 * tg;
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {  // (agg[q][j], agg[q][j + 2]): rows (even, odd) of column col + j
+                const float e0 = agg[q][j] + be * xprev[col + j], e1 = agg[q][j + 2] + bo * xprev[col + j];
+                agg[q][j] = co * e0 - sn * e1;
+                agg[q][j + 2] = sn * e0 + co * e1;
+            }
+            __stcg(reinterpret_cast<float4*>(my_agg) + (s_first + q) * 32 + lane,
+                   make_float4(agg[q][0], agg[q][1], agg[q][2], agg[q][3]));
+        }
+    }
+    for (int i = tid; i < K::NPP; i += THREADS)
+        __stcg(reinterpret_cast<float4*>(map_buf + slot * K::MAP) + i,
+               make_float4(v_d[L - 1], end_c[i], end_s[i], 0.f));
+    __threadfence();
+    __syncthreads();
+    if (tid == 0)
+        *(volatile unsigned long long*)(status + slot) = (epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+
+    // ---- scores W = (Cr Bg^T) * exp(cl_i - cl_j) * e, lower triangle: 20 tiles of 16 x 8
+    // (tile s: row block rb with rb(rb+1) <= s, column tile s - rb(rb+1))
+#pragma unroll
+    for (int q = 0; q < 3; ++q) {
+        const int s = warp + WARPS * q;
+        if (s < 20) {
+            const int rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
+            const int nt = s - rb * (rb + 1);
+            float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+            for (int k0 = 0; k0 < NP; k0 += 8) {
+                const float* ar = rC + (rb * 16 + g) * K::SB + k0 + tg;
+                const float* br = rB + (nt * 8 + g) * K::SB + k0 + tg;
+                const float a[4] = {ar[0], ar[8 * K::SB], ar[4], ar[8 * K::SB + 4]};
+                const float bb[2] = {br[0], br[4]};
+                uint32_t ah[4], al[4], bh2[2], bl2[2];
+                split(a, ah, al);
+                split(bb, bh2, bl2);
+                mma3(acc, ah, al, bh2, bl2);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int r = rb * 16 + g + (i >= 2 ? 8 : 0);
+                const int j = nt * 8 + 2 * tg + (i & 1);
+                float v = 0.f;
+                if (j <= r) v = acc[i] * __expf(v_cl[r] - v_cl[j]) * (j == r ? v_ga[j] : v_e[j]);
+                W[r * K::SW + j] = v;
+            }
+        }
+    }
+    __syncthreads();
+
+    // ---- intra-chunk outputs: yacc = W X (W is zero right of the diagonal)
+    int rbs[K::RBW];
+    if (K::RBW == 2) {
+        rbs[0] = warp & 1;
+        rbs[K::RBW - 1] = 3 - (warp & 1);
+    } else {
+        rbs[0] = warp & 3;
+    }
+    const int y_nt0 = K::RBW == 2 ? (warp >> 1) * K::QN : (warp >> 2);
+    float yacc[K::RBW][K::QN][4];
+#pragma unroll
+    for (int k = 0; k < K::RBW; ++k)
+#pragma unroll
+        for (int q = 0; q < K::QN; ++q)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) yacc[k][q][i] = 0.f;
+#pragma unroll
+    for (int k = 0; k < K::RBW; ++k) {
+        const int r0 = rbs[k] * 16;
+        for (int k0 = 0; k0 < r0 + 16; k0 += 8) {
+            const float* ar = W + (r0 + g) * K::SW + k0 + tg;
+            const float a[4] = {ar[0], ar[8 * K::SW], ar[4], ar[8 * K::SW + 4]};
+            uint32_t ah[4], al[4];
+            split(a, ah, al);
+#pragma unroll
+            for (int q = 0; q < K::QN; ++q) {
+                const float* br = rX + (k0 + tg) * K::SX + (y_nt0 + q) * 8 + g;
+                const float bb[2] = {br[0], br[4 * K::SX]};
+                uint32_t bh2[2], bl2[2];
+                split(bb, bh2, bl2);
+                mma3(yacc[k][q], ah, al, bh2, bl2);
+            }
+        }
+    }
+
+    // ---- look-back: h_in from the predecessors, then this chunk's inclusive state, and
+    // G = h_in + bn0 B_{t0-1} x_{t0-1}^T into shared memory (over theta and cs)
+    float hin[K::TPW][4];
+#pragma unroll
+    for (int q = 0; q < K::TPW; ++q)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) hin[q][i] = 0.f;
+    if (c > 0) {
+        const size_t unit_slots = (size_t)u * nchunks;
+        float mD = 1.f, mc = 1.f, ms = 0.f;  // composed map of the chunks folded so far (my pair)
+        for (int j = c - 1;; --j) {
+            if (tid == 0) {
+                unsigned long long s;
+                do {
+                    s = read_status(status + unit_slots + j);
+                } while ((s >> 2) != epoch);
+                __threadfence();
+                misc[1] = (unsigned)(s & 3ull);
+            }
+            __syncthreads();
+            const unsigned flag = misc[1];
+            __threadfence();
+            if (has_state) {
+                const float4* src = reinterpret_cast<const float4*>(
+                    (flag == FLAG_INCLUSIVE ? incl_buf : agg_buf) + (unit_slots + j) * K::STATE);
+#pragma unroll
+                for (int q = 0; q < K::TPW; ++q) {
+                    const float4 v = __ldcg(src + (s_first + q) * 32 + lane);
+                    const float ev[2] = {v.x, v.y}, od[2] = {v.z, v.w};
+#pragma unroll
+                    for (int i = 0; i < 2; ++i) {
+                        hin[q][i] += mD * (mc * ev[i] - ms * od[i]);
+                        hin[q][i + 2] += mD * (ms * ev[i] + mc * od[i]);
+                    }
+                }
+                if (flag != FLAG_INCLUSIVE) {
+                    const float4 m = __ldcg(reinterpret_cast<const float4*>(map_buf + (unit_slots + j) * K::MAP) + my_pair);
+                    const float nc = mc * m.y - ms * m.z, ns = mc * m.z + ms * m.y;
+                    mD *= m.x;
+                    mc = nc;
+                    ms = ns;
+                }
+            }
+            if (flag == FLAG_INCLUSIVE) break;
+            __syncthreads();  // misc[1] is read by all before thread 0 rewrites it
+        }
+        if (has_state) {
+            const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
+            float* my_incl = incl_buf + slot * K::STATE;
+#pragma unroll
+            for (int q = 0; q < K::TPW; ++q) {
+                float o[4];
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    o[i] = agg[q][i] + d_end * (co * hin[q][i] - sn * hin[q][i + 2]);
+                    o[i + 2] = agg[q][i + 2] + d_end * (sn * hin[q][i] + co * hin[q][i + 2]);
+                }
+                __stcg(reinterpret_cast<float4*>(my_incl) + (s_first + q) * 32 + lane,
+                       make_float4(o[0], o[1], o[2], o[3]));
+            }
+        }
+        __threadfence();
+        __syncthreads();
+        if (tid == 0) *(volatile unsigned long long*)(status + slot) = (epoch << 2) | FLAG_INCLUSIVE;
+    }
+    if (has_state) {
+        const float* bprev = sm + K::OFF_B;
+        const float* xprev = sm + K::OFF_X;
+        const float be = bn0 * bprev[2 * my_pair], bo = bn0 * bprev[2 * my_pair + 1];
+#pragma unroll
+        for (int q = 0; q < K::TPW; ++q) {
+            const int col = (s_nt0 + q) * 8 + 2 * tg;
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                G[(2 * my_pair) * K::SX + col + i] = hin[q][i] + be * xprev[col + i];
+                G[(2 * my_pair + 1) * K::SX + col + i] = hin[q][i + 2] + bo * xprev[col + i];
+            }
+        }
+    }
+    __syncthreads();
+
+    // ---- read-out: yacc += (d Cr) G, then y = yacc + skip x
+#pragma unroll 2
+    for (int k0 = 0; k0 < NP; k0 += 8) {
+        uint32_t bh2[K::QN][2], bl2[K::QN][2];
+#pragma unroll
+        for (int q = 0; q < K::QN; ++q) {
+            const float* br = G + (k0 + tg) * K::SX + (y_nt0 + q) * 8 + g;
+            const float bb[2] = {br[0], br[4 * K::SX]};
+            split(bb, bh2[q], bl2[q]);
+        }
+#pragma unroll
+        for (int k = 0; k < K::RBW; ++k) {
+            const int r0 = rbs[k] * 16;
+            const float d_lo = v_d[r0 + g], d_hi = v_d[r0 + g + 8];
+            const float* ar = rC + (r0 + g) * K::SB + k0 + tg;
+            const float a[4] = {ar[0] * d_lo, ar[8 * K::SB] * d_hi, ar[4] * d_lo, ar[8 * K::SB + 4] * d_hi};
+            uint32_t ah[4], al[4];
+            split(a, ah, al);
+#pragma unroll
+            for (int q = 0; q < K::QN; ++q) mma3(yacc[k][q], ah, al, bh2[q], bl2[q]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < K::RBW; ++k)
+#pragma unroll
+        for (int q = 0; q < K::QN; ++q)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int r = rbs[k] * 16 + g + (i >= 2 ? 8 : 0), p = (y_nt0 + q) * 8 + 2 * tg + (i & 1);
+                if (t0 + r < seq_len && p0 + p < P)
+                    y[(size_t)row_of(t0 + r) * P + p0 + p] = yacc[k][q][i] + skip_h * rX[r * K::SX + p];
+            }
+}
+
+// Scratch kept between calls: the ticket counter, one flag word per slot (unit, chunk), then
+// the states and maps of the slots. The counter and the flags keep their places whatever the
+// sizes of a call (only the data region's layout varies, and data is always written before its
+// flag in the same launch); flags start at epoch 0, which no launch uses.
+struct Scratch {
+    unsigned long long* words = nullptr;  // counter, then `slots` flags
+    float* data = nullptr;
+    size_t slots = 0, data_floats = 0;
+    unsigned long long epoch = 0;  // launches so far: each launch gets its own
+};
+Scratch scratch;  // shared by every instantiation
+
+// Makes room for `slots` flags and `floats` of data; false when out of memory.
+bool reserve(size_t slots, size_t floats) {
+    Scratch& sc = scratch;
+    if (slots > sc.slots) {
+        if (sc.words) cudaFree(sc.words);
+        sc.slots = 0;
+        if (cudaMalloc(&sc.words, (slots + 1) * sizeof(unsigned long long)) != cudaSuccess) {
+            sc.words = nullptr;
+            return false;
+        }
+        cudaMemset(sc.words, 0, (slots + 1) * sizeof(unsigned long long));
+        sc.slots = slots;
+    }
+    if (floats > sc.data_floats) {
+        if (sc.data) cudaFree(sc.data);
+        sc.data_floats = 0;
+        if (cudaMalloc(&sc.data, floats * sizeof(float)) != cudaSuccess) {
+            sc.data = nullptr;
+            return false;
+        }
+        sc.data_floats = floats;
+    }
+    return true;
+}
+
+template <int NP, int PT>
 void launch(const float* x, const float* B, const float* C, const float* dt, const float* A, const float* lam,
-            const float* theta, const float* skip, float* y, int batch, int L, int H, int P, int N) {
-    using K = Cfg<NG, RP>;
-    const size_t smem = sizeof(float) * K::SMEM_FLOATS;
-    static bool attr_set = false;  // one attribute call per instantiation
+            const float* theta, const float* skip, float* y, int batch, int seq_len, int H, int P, int N) {
+    using K = Cfg<NP, PT>;
+    const size_t smem = sizeof(float) * K::FLOATS;
+    static bool attr_set = false;
     if (!attr_set) {
-        cudaFuncSetAttribute(scan_kernel<NG, RP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        cudaFuncSetAttribute(lookback_kernel<NP, PT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(smem));
         attr_set = true;
     }
-    const int ptiles = (P + COLS - 1) / COLS;
-    scan_kernel<NG, RP><<<batch * H * ptiles, K::THREADS, smem>>>(x, B, C, dt, A, lam, theta, skip, y, L, H,
-                                                                  P, N, ptiles);
+    const int ptiles = (P + PT - 1) / PT;
+    const int nchunks = (seq_len + L - 1) / L;
+    const int total_units = batch * H * ptiles;
+    const size_t slot_floats = 2 * K::STATE + K::MAP;
+    const size_t per_unit = (sizeof(float) * slot_floats + sizeof(unsigned long long)) * nchunks;
+    int group = (int)(SCRATCH_CAP / per_unit);
+    if (group < 1) group = 1;
+    if (group > total_units) group = total_units;
+    const size_t slots = (size_t)group * nchunks;
+    if (!reserve(slots, slots * slot_floats)) return;  // out of memory: y stays unwritten, the check says so
+    Scratch& sc = scratch;
+    float* agg_buf = sc.data;
+    float* incl_buf = agg_buf + slots * K::STATE;
+    float* map_buf = incl_buf + slots * K::STATE;
+    unsigned long long* counter = sc.words;
+    unsigned long long* status = sc.words + 1;
+    for (int begin = 0; begin < total_units; begin += group) {
+        const int units = total_units - begin < group ? total_units - begin : group;
+        ++sc.epoch;
+        lookback_kernel<NP, PT><<<units * nchunks, THREADS, smem>>>(
+            x, B, C, dt, A, lam, theta, skip, y, seq_len, H, P, N, ptiles, begin, units, nchunks, agg_buf,
+            incl_buf, map_buf, status, counter, sc.epoch);
+    }
+}
+
+template <int NP>
+void launch_np(const float* x, const float* B, const float* C, const float* dt, const float* A, const float* lam,
+               const float* theta, const float* skip, float* y, int batch, int seq_len, int H, int P, int N) {
+    if (P <= 16)
+        launch<NP, 16>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, H, P, N);
+    else
+        launch<NP, 64>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, H, P, N);
 }
 
 }  // namespace
@@ -211,19 +615,12 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
                       const float* lam, const float* theta, const float* skip, float* y, int batch,
                       int seq_len, int n_heads, int head_dim, int d_state) {
     if (batch <= 0 || seq_len <= 0 || n_heads <= 0 || head_dim <= 0 || d_state < 2) return;
-    const int pairs = d_state / 2;
-    // Group count grows with the state up to 16 (256 threads); past 32 pairs
-    // each thread takes 4 pairs instead of 2 (198 KB of shared memory at 64 pairs).
-    if (pairs <= 2)
-        launch<1, 2>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
-    else if (pairs <= 4)
-        launch<2, 2>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
-    else if (pairs <= 8)
-        launch<4, 2>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
-    else if (pairs <= 16)
-        launch<8, 2>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
-    else if (pairs <= 32)
-        launch<16, 2>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
+    if (d_state <= 16)
+        launch_np<16>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
+    else if (d_state <= 32)
+        launch_np<32>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
+    else if (d_state <= 64)
+        launch_np<64>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
     else
-        launch<16, 4>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
+        launch_np<128>(x, B, C, dt, A, lam, theta, skip, y, batch, seq_len, n_heads, head_dim, d_state);
 }

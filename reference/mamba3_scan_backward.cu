@@ -25,7 +25,7 @@
 // sequential carry kernel: kernel 1 reads about half the inputs' bytes, and no thread walks the
 // chunks of a head one after another.
 //
-// Look-back protocol (as solutions/mamba3_scan/chunk_parallel_lookback.cu): a block draws a
+// Look-back protocol (as reference/mamba3_scan.cu): a block draws a
 // ticket from an atomic counter (blocks start in no particular order), tickets run chunk-major,
 // so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
 // grid. Data is written by every thread, fenced, then flagged by thread 0 after a barrier; a

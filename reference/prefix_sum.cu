@@ -1,24 +1,22 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// prefix_sum: one pass, decoupled look-back. Each block takes a tile of 8192
-// elements (256 threads x 32 consecutive elements) in ticket order (an atomic
-// counter, not blockIdx, so a tile waits only on tiles whose blocks already
-// run), copies it global -> shared memory with cp.async, sums each thread's
-// run, scans the sums across the warp and the 8 warps, publishes the tile
-// aggregate, rewrites its tile-local inclusive values in shared memory, then
-// warp 0 looks back over a window of 128 predecessors per round (4 status
-// words a lane), waiting only for those nearer than the nearest inclusive
-// prefix, publishes the tile's inclusive prefix, and all threads add it while
-// storing.
+// prefix_sum reference: solutions/prefix_sum/lookback_128_tile_window.cu (one
+// pass, decoupled look-back over 8192-element tiles in ticket order, cp.async
+// staging, 64-bit self-tagged status words, a window of 128) plus an L2 prefetch: a block that holds
+// ticket t asks the copy engine for tile t + PREFETCH_TILES in L2 (one
+// cp.async.bulk.prefetch.L2 of 32 KB by one thread), so DRAM streams that
+// tile into L2 while this block waits for its own data, ticket and look-back,
+// and the block that later draws it copies it from L2.
 //
-// Why cp.async: the rate is bounded by the bytes of loads each SM keeps in
-// flight while some of its blocks wait (for their ticket, their loads, their
-// look-back). Loads through registers are bounded by registers (128 bytes per
-// thread cost 64 registers: 4 blocks, 128 KB per SM). cp.async needs no
-// destination registers; the run is summed, then scanned, straight from shared
-// memory (two passes, a float4 at a time), ~40 registers, and shared memory
-// allows 6 tiles of 32 KB per SM: 192 KB in flight.
+// Why: the kernel's DRAM reads are issued only by blocks that hold a slot of
+// shared memory and have drawn their ticket, and a slot spends most of its
+// lifetime not loading (ticket, scan, look-back, stores): DRAM stayed near
+// 52 % busy under ncu with 6 slots of 32 KB per SM. The bulk prefetch needs
+// no destination: DRAM reads then run PREFETCH_TILES tiles ahead of the
+// slots, bounded by L2 (256 tiles of 32 KB = 8 MB of the 50 MB), not by
+// shared memory. (The same with one volatile load per 32-byte sector was 6 %
+// slower than no prefetch on the H200: reference/prefix_sum.md.)
 //
 // Shared memory holds the tile as float4s at a swizzled slot
 // q ^ ((q >> 3) & 7): the striped copies and stores (float4 t + 256 k) and a
@@ -35,6 +33,9 @@
 #define ITEMS 32  // elements per thread, a multiple of 4
 #endif
 constexpr int BLOCKS_PER_SM = 6;  // 6 x 32 KB of shared memory, <= 42 registers
+#ifndef PREFETCH_TILES
+#define PREFETCH_TILES 256  // how far ahead (in tickets) a block prefetches into L2
+#endif
 #ifndef LANE_WORDS
 #define LANE_WORDS 4  // status words each lane reads per look-back round
 #endif
@@ -106,6 +107,16 @@ __device__ float look_back(const unsigned long long* status, int tile, unsigned 
     }
 }
 
+// Brings the tile starting at element `base` into L2 with one bulk prefetch
+// (the copy engine streams it; no register and no warp waits on it), whole
+// 16-byte units only, none past the end.
+__device__ __forceinline__ void prefetch_tile(const float* in, long long base, int N, int t) {
+    if (t != 0 || base >= N) return;
+    const long long elements = (long long)N - base < TILE ? (long long)N - base : TILE;
+    const unsigned bytes = (unsigned)(elements * 4) & ~15u;
+    if (bytes) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(in + base), "r"(bytes) : "memory");
+}
+
 // This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
 // and the block drawing the launch's last one puts the counter back to 0 for
 // the next launch (nothing kept on the host that a failed launch could put out
@@ -140,6 +151,10 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
             __pipeline_memcpy_async(tile + 4 * slot(q), src + q, 16);
         }
         __pipeline_commit();
+    }
+    if ((unsigned long long)tile_id + PREFETCH_TILES < launch_tiles)  // after this tile's own copies: they come first
+        prefetch_tile(in, (long long)(tile_id + PREFETCH_TILES) * TILE, N, t);
+    if (full) {
         __pipeline_wait_prior(0);
     } else {
         for (int e = t; e < TILE; e += THREADS) tile[slot_of(e)] = base + e < N ? in[base + e] : 0.0f;

@@ -1,25 +1,24 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// prefix_sum, lookback_l2_prefetch.cu with the prefetch distance tripled
-// (768 tickets, 24 MB of the 50 MB L2 ahead of the slots: the tile of the
-// block that will take this block's slot about one block lifetime later).
+// prefix_sum: one pass, decoupled look-back. Each block takes a tile of 8192
+// elements (256 threads x 32 consecutive elements) in ticket order (an atomic
+// counter, not blockIdx, so a tile waits only on tiles whose blocks already
+// run), copies it global -> shared memory with cp.async, sums each thread's
+// run, scans the sums across the warp and the 8 warps, publishes the tile
+// aggregate, rewrites its tile-local inclusive values in shared memory, then
+// warp 0 looks back over a window of 128 predecessors per round (4 status
+// words a lane), waiting only for those nearer than the nearest inclusive
+// prefix, publishes the tile's inclusive prefix, and all threads add it while
+// storing.
 //
-// lookback_l2_prefetch.cu: reference/prefix_sum.cu (one pass, decoupled look-back over
-// 8192-element tiles in ticket order, cp.async staging, 64-bit self-tagged
-// status words, a window of 128) plus an L2 prefetch: a block that holds
-// ticket t touches every 32-byte sector of tile t + PREFETCH_TILES, so DRAM
-// streams that tile into L2 while this block waits for its own data, ticket
-// and look-back, and the block that later draws it copies it from L2.
-//
-// Why: the kernel's DRAM reads are issued only by blocks that hold a slot of
-// shared memory and have drawn their ticket, and a slot spends most of its
-// lifetime not loading (ticket, scan, look-back, stores): DRAM stayed near
-// 52 % busy under ncu with 6 slots of 32 KB per SM. The touches are volatile
-// loads whose values are never used (no destination register is read, so no
-// warp waits on them): DRAM reads then run PREFETCH_TILES tiles ahead of the
-// slots, bounded by L2 (768 tiles of 32 KB = 24 MB of the 50 MB), not by
-// shared memory.
+// Why cp.async: the rate is bounded by the bytes of loads each SM keeps in
+// flight while some of its blocks wait (for their ticket, their loads, their
+// look-back). Loads through registers are bounded by registers (128 bytes per
+// thread cost 64 registers: 4 blocks, 128 KB per SM). cp.async needs no
+// destination registers; the run is summed, then scanned, straight from shared
+// memory (two passes, a float4 at a time), ~40 registers, and shared memory
+// allows 6 tiles of 32 KB per SM: 192 KB in flight.
 //
 // Shared memory holds the tile as float4s at a swizzled slot
 // q ^ ((q >> 3) & 7): the striped copies and stores (float4 t + 256 k) and a
@@ -36,9 +35,6 @@
 #define ITEMS 32  // elements per thread, a multiple of 4
 #endif
 constexpr int BLOCKS_PER_SM = 6;  // 6 x 32 KB of shared memory, <= 42 registers
-#ifndef PREFETCH_TILES
-#define PREFETCH_TILES 768  // how far ahead (in tickets) a block prefetches into L2: about the 792 blocks resident at once
-#endif
 #ifndef LANE_WORDS
 #define LANE_WORDS 4  // status words each lane reads per look-back round
 #endif
@@ -50,7 +46,6 @@ constexpr int WINDOW = 32 * LANE_WORDS;
 constexpr int QUADS = TILE / 4, THREAD_QUADS = ITEMS / 4;
 constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
 constexpr unsigned NONE = 0xffffffffu;
-constexpr int SECTOR = 8;  // floats per 32-byte sector, the unit DRAM fills L2 in
 
 // The shared-memory slot of the tile's float4 q, and of its element e.
 __device__ __forceinline__ int slot(int q) { return q ^ ((q >> 3) & 7); }
@@ -111,16 +106,6 @@ __device__ float look_back(const unsigned long long* status, int tile, unsigned 
     }
 }
 
-// Brings the tile starting at element `base` into L2: one volatile load per
-// 32-byte sector (4 per thread), none past the end. The values are discarded.
-__device__ __forceinline__ void prefetch_tile(const float* in, long long base, int N, int t) {
-#pragma unroll
-    for (int k = 0; k < TILE / (THREADS * SECTOR); ++k) {
-        const long long e = base + (long long)(t + k * THREADS) * SECTOR;
-        if (e < N) (void)*(const volatile float*)(in + e);
-    }
-}
-
 // This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
 // and the block drawing the launch's last one puts the counter back to 0 for
 // the next launch (nothing kept on the host that a failed launch could put out
@@ -155,10 +140,6 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
             __pipeline_memcpy_async(tile + 4 * slot(q), src + q, 16);
         }
         __pipeline_commit();
-    }
-    if ((unsigned long long)tile_id + PREFETCH_TILES < launch_tiles)  // after this tile's own copies: they come first
-        prefetch_tile(in, (long long)(tile_id + PREFETCH_TILES) * TILE, N, t);
-    if (full) {
         __pipeline_wait_prior(0);
     } else {
         for (int e = t; e < TILE; e += THREADS) tile[slot_of(e)] = base + e < N ? in[base + e] : 0.0f;
