@@ -1,7 +1,7 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// one run: 248 us; the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu, the
-// reference before, 394 us; solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
+// one `harness run`: 217 us; the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu,
+// the reference before, 394 us; solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
 // head's chunks walked in order, 931 us).
 //
 // Math: as in solutions/mamba3_scan/chunked_3xtf32.cu (spec.md, "Why it can be scanned in parallel"). Chunks of
@@ -15,7 +15,7 @@
 // so a chunk's end state is an affine map of its start state whose map (one decay and one
 // rotation per row pair) and offset `agg` the chunk computes alone. All four products
 // (scores, masked scores x X, exp(cl) Cr x G, the state update) are mma.sync m16n8k8 TF32
-// with split operands (a = tf32(a) + tf32(a - tf32(a)), three mma per product): one plain
+// with split operands (a = hi + lo, hi truncated to tf32, three mma per product): one plain
 // TF32 product fails the tolerance (notes, "Candidates").
 //
 // Look-back. Each block draws a ticket from an atomic counter (blocks are neither co-resident
@@ -98,17 +98,17 @@ __device__ __forceinline__ void copy8(float* dst, const float* src, bool valid) 
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 
-__device__ __forceinline__ uint32_t to_tf32(float v) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-}
+// v = hi + lo: hi is v with the 13 mantissa bits a tensor core ignores cleared (truncation, one
+// LOP3), lo = v - hi is exact and goes in as it is (the tensor core reads its upper 19 bits).
+// Rounding both halves with cvt.rna cost about ten instructions per element (an infinity test,
+// a rounding add, a mask, a select, twice); truncation leaves at most 2^-20 |v| out of a product's
+// operand instead of 2^-22, far inside the tolerance (notes).
 template <int K>
 __device__ __forceinline__ void split(const float (&v)[K], uint32_t (&hi)[K], uint32_t (&lo)[K]) {
 #pragma unroll
     for (int i = 0; i < K; ++i) {
-        hi[i] = to_tf32(v[i]);
-        lo[i] = to_tf32(v[i] - __uint_as_float(hi[i]));
+        hi[i] = __float_as_uint(v[i]) & 0xffffe000u;
+        lo[i] = __float_as_uint(v[i] - __uint_as_float(hi[i]));
     }
 }
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {

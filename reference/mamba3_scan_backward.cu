@@ -1,7 +1,7 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, one run: 1.70 ms; solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms; the
-// step-by-step segment_parallel_carries.cu, the reference before, 2.84 ms).
+// pass (H200, one `harness run`: 1.58 ms; solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms;
+// the step-by-step segment_parallel_carries.cu, the reference before, 2.85 ms).
 //
 // The algorithm is that of solutions/mamba3_scan_backward/chunked_3xtf32.cu (derived and checked in float64 by
 // reference/mamba3_scan_backward_chunked.py): per chunk of L = 64 steps, with angles from the
@@ -75,14 +75,13 @@ __device__ __forceinline__ unsigned long long read_status(const unsigned long lo
     return *(const volatile unsigned long long*)p;
 }
 
-__device__ __forceinline__ uint32_t to_tf32(float v) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
-    return r;
-}
+// v = hi + lo: hi is v with the 13 mantissa bits a tensor core ignores cleared (truncation, one
+// LOP3), lo = v - hi is exact and goes in as it is (the tensor core reads its upper 19 bits).
+// Rounding both halves with cvt.rna cost about ten instructions per element; truncation leaves at
+// most 2^-20 |v| out of a product's operand instead of 2^-22, far inside the tolerance (notes).
 __device__ __forceinline__ void split(float v, uint32_t& hi, uint32_t& lo) {
-    hi = to_tf32(v);
-    lo = to_tf32(v - __uint_as_float(hi));
+    hi = __float_as_uint(v) & 0xffffe000u;
+    lo = __float_as_uint(v - __uint_as_float(hi));
 }
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
     asm volatile(

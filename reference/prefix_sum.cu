@@ -15,7 +15,7 @@
 // 52 % busy under ncu with 6 slots of 32 KB per SM. The bulk prefetch needs
 // no destination: DRAM reads then run PREFETCH_TILES tiles ahead of the
 // slots, bounded by L2 (256 tiles of 32 KB = 8 MB of the 50 MB), not by
-// shared memory. (The same with one volatile load per 32-byte sector was 6 %
+// shared memory. (The same with one volatile load per 32-byte sector was 5 %
 // slower than no prefetch on the H200: reference/prefix_sum.md.)
 //
 // Shared memory holds the tile as float4s at a swizzled slot

@@ -90,7 +90,7 @@ def recursive_hillis_steele(x: np.ndarray, block: int = 1024) -> np.ndarray:
 
 ScanFn = Callable[[np.ndarray], np.ndarray]
 CORRECT_ORDERS: dict[str, ScanFn] = {
-    "look_back_4096": look_back,  # the reference's tiles: 256 threads x 16
+    "look_back_4096": look_back,  # 4096-element tiles (256 threads x 16), lookback_32_tile_window.cu's
     "look_back_256": lambda x: look_back(x, 256, 1),  # the smallest tiles: 8x more links in the chain
     "reduce_then_scan": reduce_then_scan,
     "recursive_hillis_steele": recursive_hillis_steele,
