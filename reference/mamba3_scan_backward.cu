@@ -35,7 +35,7 @@
 // an inclusive value; the running sums and composed maps live in shared memory, so any state
 // size works with one code path.
 //
-// Precision. Every product is 3xTF32 (a = tf32(a) + tf32(a - tf32(a)), three mma.sync m16n8k8
+// Precision. Every product is 3xTF32 (a = hi + lo, hi truncated to tf32, three mma.sync m16n8k8
 // per tile step, float32 accumulation); the prefix sums of dt A are kept in double (their
 // differences cancel at fast decay); the carries are plain FP32. Per-row and per-head sums use
 // shared-memory atomics and per-chunk partials, so their order varies; the tolerances allow any.
