@@ -630,7 +630,8 @@ def profile_command(name: str, solution: Path, report_path: Path | None, arch: s
     """Profile SOLUTION's performance-size call under Nsight Compute (after
     one verified warm-up): per kernel its duration, memory and SM throughput
     (% of peak), achieved occupancy, registers and shared memory per block,
-    top stall reasons, and the distance from the challenge's floor."""
+    top stall reasons, warp instructions and the time they take at full
+    issue, the busiest pipes, and the distance from the challenge's floor."""
     from . import profile
     from .backends import visible_gpus
     from .build.signature import check_signature
@@ -664,6 +665,14 @@ def profile_command(name: str, solution: Path, report_path: Path | None, arch: s
         )
     show(f"{result.challenge}: {result.solution} on {result.device}")
     show(table)
+    for k in result.kernels:
+        if k.warp_instructions and k.full_issue_s:
+            pipes = ", ".join(f"{p.pipe} {p.percent_of_peak:.1f}%" for p in k.pipes)
+            show(
+                f"{k.name.split('(')[0]}: {k.warp_instructions / 1e6:.2f} M warp instructions, issued in "
+                f"{k.issue_active_pct:.1f}% of cycles: {format_time(k.full_issue_s)} at one per scheduler per cycle"
+                + (f"; busiest pipes {pipes}" if pipes else "")
+            )
     if result.floor_s:
         show(
             f"kernels {format_time(result.kernel_time_s)} in all; floor {format_time(result.floor_s)} "

@@ -5,8 +5,11 @@ profiles only that call (--profile-from-start off), with the sections below,
 keeps the .ncu-rep for the GUI, and its raw page (--csv --page raw, base
 units) is parsed into a per-kernel summary: duration, memory and SM
 throughput as % of peak, achieved occupancy, registers and shared memory per
-block, the top stall reasons; and the distance from the challenge's floor
-(its byte model over the copy bandwidth measured in the same process).
+block, the top stall reasons, the warp instructions and how often the
+schedulers issued them (so the time the kernel would take at one instruction
+per scheduler per cycle), the busiest pipes; and the distance from the
+challenge's floor (its byte model over the copy bandwidth measured in the
+same process).
 """
 
 from __future__ import annotations
@@ -50,6 +53,14 @@ METRICS = (
 )
 NOT_STALLS = {"selected"}  # "selected" is the cycle a warp issues, not a stall
 TOP_STALLS = 3
+# From the sections' own metrics (every H200 raw page has them); a page without them shows none.
+INSTRUCTIONS_METRIC = "inst_executed"  # warp instructions executed
+ISSUE_METRIC = "sm__issue_active.avg.pct_of_peak_sustained_elapsed"
+# A pipe's share of its peak: instructions issued to it (lsu, xu, ...) or cycles it was busy (fma, alu,
+# tensor, ...). Names of one word only: the compound ones (tensor_op_dmma, cbu_pred_on_any, ...) split a pipe
+# that is listed already.
+PIPE_METRIC = re.compile(r"sm__(?:inst_executed_pipe_([a-z0-9]+)|pipe_([a-z0-9]+)_cycles_active)\.avg\.pct_of_peak_sustained_elapsed")
+TOP_PIPES = 2
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
 # ncu's unit names: long ones in older releases, short ones (as ncu 2025 on the H200 prints them) now
 UNIT_SCALES = {
@@ -75,6 +86,12 @@ class Stall:
 
 
 @dataclass(frozen=True)
+class PipeUse:
+    pipe: str
+    percent_of_peak: float
+
+
+@dataclass(frozen=True)
 class KernelProfile:
     name: str
     duration_s: float
@@ -89,6 +106,11 @@ class KernelProfile:
     grid_size: int | None
     dram_bytes: float | None
     stalls: list[Stall] = field(default_factory=list)  # the top ones, largest first
+    warp_instructions: int | None = None
+    issue_active_pct: float | None = None  # of cycles in which the schedulers issued, averaged over SMs
+    # duration x issue share: the kernel's time if every scheduler issued on every cycle (at the clock ncu saw)
+    full_issue_s: float | None = None
+    pipes: list[PipeUse] = field(default_factory=list)  # the busiest, largest first
 
 
 @dataclass(frozen=True)
@@ -204,6 +226,12 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
             for metric in header
             if (match := STALL_METRIC.fullmatch(metric)) and match.group(1) not in NOT_STALLS and (value := number(metric)) is not None
         ]
+        pipes = [
+            PipeUse(match.group(1) or match.group(2), value)
+            for metric in header
+            if (match := PIPE_METRIC.fullmatch(metric)) and (value := number(metric)) is not None
+        ]
+        issue = number(ISSUE_METRIC)
         shared = [v for v in (whole("launch__shared_mem_per_block_static"), whole("launch__shared_mem_per_block_dynamic")) if v is not None]
         dram = [v for v in (number("dram__bytes_read.sum"), number("dram__bytes_write.sum")) if v is not None]
         duration = number("gpu__time_duration.sum")
@@ -223,6 +251,10 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
             grid_size=whole("launch__grid_size"),
             dram_bytes=sum(dram) if dram else None,
             stalls=sorted(stalls, key=lambda s: -s.cycles_per_instruction)[:TOP_STALLS],
+            warp_instructions=whole(INSTRUCTIONS_METRIC),
+            issue_active_pct=issue,
+            full_issue_s=duration * issue / 100 if issue else None,
+            pipes=sorted(pipes, key=lambda p: -p.percent_of_peak)[:TOP_PIPES],
         ))
     return kernels
 

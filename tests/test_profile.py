@@ -8,7 +8,10 @@ with thousands separators, n/a) with the documented metric names this module
 requests; its numbers are made up, and it covers two kernels and n/a.
 profile_data/ncu-raw-h200-ssm-reference.csv is ncu's raw page of
 `harness profile ssm_selective_scan reference/ssm_selective_scan.cu` on an
-H200 (ncu of CUDA 13.0, driver 580.159.04), with ncu's short unit names. The
+H200 (ncu of CUDA 13.0, driver 580.159.04), with ncu's short unit names;
+profile_data/ncu-raw-h200-mamba3-lookback.csv the same for the tensor-core
+kernel now in reference/mamba3_scan.cu, as it was before its split was made
+by truncation (then solutions/mamba3_scan/chunk_parallel_lookback.cu). The
 gpu-marked test profiles the reference for real."""
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from harness.errors import ExitCode, ToolNotFound
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).with_name("profile_data") / "ncu-raw-constructed.csv"
 H200_RUN = Path(__file__).with_name("profile_data") / "ncu-raw-h200-ssm-reference.csv"
+H200_TENSOR_CORES = Path(__file__).with_name("profile_data") / "ncu-raw-h200-mamba3-lookback.csv"
 
 
 def test_a_real_h200_raw_page_is_read_with_its_units():
@@ -38,6 +42,21 @@ def test_a_real_h200_raw_page_is_read_with_its_units():
     assert (scan.achieved_occupancy_pct, scan.theoretical_occupancy_pct) == (6.26, 18.75)
     assert (scan.registers_per_thread, scan.shared_memory_per_block_bytes, scan.block_size, scan.grid_size) == (158, 43520, 128, 128)
     assert [s.reason for s in scan.stalls] == ["short_scoreboard", "wait", "dispatch_stall"]
+    assert scan.warp_instructions == 37_870_080 and scan.issue_active_pct == 42.09
+    assert scan.full_issue_s == pytest.approx(87.232e-6 * 0.4209)  # the time at one instruction per scheduler per cycle
+    assert [(p.pipe, p.percent_of_peak) for p in scan.pipes] == [("xu", 37.31), ("lsu", 31.50)]  # MUFU, then loads
+
+
+def test_the_instruction_count_says_when_a_kernel_cannot_reach_a_time():
+    """The tensor-core kernel: 109.5 M warp instructions issued in 46.7 % of
+    its cycles, so at full issue it would still take 115 us at the clock ncu
+    ran it (an 80 us target needs fewer instructions, not only more issue);
+    the tensor pipe is not among the busiest, the integer ALU is."""
+    (kernel,) = profile.parse_raw_csv(H200_TENSOR_CORES.read_text())
+    assert kernel.name.startswith("void <unnamed>::lookback_kernel<64, 64>(")
+    assert kernel.warp_instructions == 109_468_717 and kernel.issue_active_pct == 46.66
+    assert kernel.full_issue_s == pytest.approx(247.488e-6 * 0.4666)
+    assert [(p.pipe, p.percent_of_peak) for p in kernel.pipes] == [("alu", 38.18), ("fmaheavy", 24.41)]
 
 
 def test_the_raw_page_becomes_a_per_kernel_summary():
@@ -52,6 +71,7 @@ def test_the_raw_page_becomes_a_per_kernel_summary():
         ("math_pipe_throttle", 4.87), ("long_scoreboard", 2.91), ("short_scoreboard", 1.46)
     ]
     assert fixup.dram_throughput_pct is None  # n/a
+    assert (scan.warp_instructions, scan.issue_active_pct, scan.full_issue_s, scan.pipes) == (None, None, None, [])  # not on this page
     assert fixup.shared_memory_per_block_bytes == 2048  # static plus dynamic
     assert [s.reason for s in fixup.stalls] == ["long_scoreboard", "barrier", "wait"]
     assert all(s.reason != "selected" for k in (scan, fixup) for s in k.stalls)  # issuing is not a stall
@@ -154,8 +174,12 @@ def test_profile_without_a_gpu_says_so(tmp_path, monkeypatch):
     assert result.exit_code == ExitCode.USAGE and "profile needs a visible NVIDIA GPU" in result.output
 
 
-def test_the_summary_names_each_kernel_and_the_distance_from_the_floor(tmp_path, monkeypatch):
-    """The printing path, with the profiling itself replaced by the fixture."""
+PYTHON_SOLUTION = REPO / "solutions" / "ssm_selective_scan" / "cupy_warp_per_channel.py"  # nothing to build
+
+
+def profile_from_fixture(monkeypatch, tmp_path, fixture: Path) -> dict:
+    """`harness profile` with ncu's run replaced by a recorded raw page; what
+    the command passed to the profiler is returned."""
     fake_ncu(tmp_path / "bin", "exit 0")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr("harness.backends.visible_gpus", lambda: ["a GPU"])
@@ -165,13 +189,19 @@ def test_the_summary_names_each_kernel_and_the_distance_from_the_floor(tmp_path,
         seen.update(solution=solution, library=library, report=report)
         return profile.Profile(
             challenge=challenge.name, solution=str(solution), device="NVIDIA H200", report_path=str(report),
-            csv_path=str(report.with_suffix(".csv")), kernels=profile.parse_raw_csv(FIXTURE.read_text()),
+            csv_path=str(report.with_suffix(".csv")), kernels=profile.parse_raw_csv(fixture.read_text()),
             bytes_moved=102.8e6, copy_bandwidth_bytes_per_s=4.0e12, floor_s=102.8e6 / 4.0e12,
         )
 
     monkeypatch.setattr(profile, "profile", fake_profile)
-    python_solution = REPO / "solutions" / "ssm_selective_scan" / "cupy_warp_per_channel.py"  # nothing to build
     monkeypatch.chdir(tmp_path)
+    return seen
+
+
+def test_the_summary_names_each_kernel_and_the_distance_from_the_floor(tmp_path, monkeypatch):
+    """The printing path, with the profiling itself replaced by the fixture."""
+    seen = profile_from_fixture(monkeypatch, tmp_path, FIXTURE)
+    python_solution = PYTHON_SOLUTION
     table = CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(python_solution)])
     assert table.exit_code == 0, table.output
     assert seen["report"] == tmp_path / "cupy_warp_per_channel.ncu-rep" and seen["library"] == python_solution
@@ -182,6 +212,16 @@ def test_the_summary_names_each_kernel_and_the_distance_from_the_floor(tmp_path,
     document = json.loads(CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(python_solution), "--json"]).stdout)
     assert document["times_floor"] == pytest.approx((91.328e-6 + 4.512e-6) / (102.8e6 / 4.0e12))
     assert document["kernels"][0]["stalls"][0] == {"reason": "math_pipe_throttle", "cycles_per_instruction": 4.87}
+
+
+def test_the_summary_gives_the_instructions_and_the_time_at_full_issue(tmp_path, monkeypatch):
+    profile_from_fixture(monkeypatch, tmp_path, H200_TENSOR_CORES)
+    result = CliRunner().invoke(cli, ["profile", "mamba3_scan", str(PYTHON_SOLUTION)], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    assert "lookback_kernel<64, 64>: 109.47 M warp instructions, issued in 46.7% of cycles" in result.output
+    assert "115 us at one per scheduler per cycle; busiest pipes alu 38.2%, fmaheavy 24.4%" in result.output
+    kernel = json.loads(CliRunner().invoke(cli, ["profile", "mamba3_scan", str(PYTHON_SOLUTION), "--json"]).stdout)["kernels"][0]
+    assert kernel["warp_instructions"] == 109_468_717 and kernel["pipes"][0] == {"pipe": "alu", "percent_of_peak": 38.18}
 
 
 @pytest.mark.gpu
@@ -197,5 +237,6 @@ def test_profiling_the_reference_on_a_gpu(tmp_path):
     assert report.exists() and Path(document["csv_path"]).exists()
     assert document["kernels"] and all(k["duration_s"] > 0 for k in document["kernels"])
     assert all(k["registers_per_thread"] and k["stalls"] for k in document["kernels"])
+    assert all(k["warp_instructions"] and 0 < k["full_issue_s"] <= k["duration_s"] and k["pipes"] for k in document["kernels"])
     # The reference runs in about 90 us on an H200 against a floor of about 25 us (README).
     assert 1.0 < document["times_floor"] < 50
