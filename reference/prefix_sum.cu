@@ -29,6 +29,12 @@
 
 #include <cuda_pipeline.h>
 
+// PHASE(k): a timestamp of phase k for reference/prefix_sum_phases.cu, which
+// defines it; nothing in a normal build.
+#ifndef PHASE
+#define PHASE(k)
+#endif
+
 #ifndef ITEMS
 #define ITEMS 32  // elements per thread, a multiple of 4
 #endif
@@ -136,9 +142,11 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     __shared__ int tile_of_block;
     float4* tile4 = reinterpret_cast<float4*>(tile);
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    PHASE(0);
     if (t == 0) tile_of_block = (int)draw_ticket(tickets, launch_tiles);
     __syncthreads();
     const int tile_id = tile_of_block;
+    PHASE(1);
     const long long base = (long long)tile_id * TILE;
     const bool full = vectorized && base + TILE <= N;
 
@@ -160,6 +168,7 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
         for (int e = t; e < TILE; e += THREADS) tile[slot_of(e)] = base + e < N ? in[base + e] : 0.0f;
     }
     __syncthreads();
+    PHASE(2);
 
     // 2. the sum of the thread's run, a warp scan of the sums, the tile aggregate
     float sum = 0.0f;
@@ -176,6 +185,7 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     }
     if (lane == 31) warp_totals[warp] = inclusive;
     __syncthreads();
+    PHASE(3);
     float warp_exclusive = 0.0f, aggregate = 0.0f;
 #pragma unroll
     for (int w = 0; w < WARPS; ++w) {
@@ -207,6 +217,7 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
         }
         if (lane == 0) tile_prefix = prefix;
     }
+    PHASE(4);
     __syncthreads();
 
     // 5. store
@@ -223,6 +234,7 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
         for (int e = t; e < TILE; e += THREADS)
             if (base + e < N) out[base + e] = prefix + tile[slot_of(e)];
     }
+    PHASE(5);
 }
 
 extern "C" void solve(const float* input, float* output, int N) {
