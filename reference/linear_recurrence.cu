@@ -1,9 +1,11 @@
 // linear_recurrence: one pass, decoupled look-back along time. Each row is cut
-// into tiles of 4096 steps (256 threads x 16 consecutive steps); a block takes
-// ticket t from an atomic counter (not blockIdx, so a tile waits only on tiles
-// whose blocks already run), which is tile t / batch of row t % batch: the
-// rows advance side by side and each row's look-back chain needs only 1/batch
-// of the streaming rate. The block copies its tile's a and x global -> shared
+// into tiles of 4096 steps (256 threads x 16 consecutive steps); block t
+// takes tile t / batch of row t % batch: the rows advance side by side and
+// each row's look-back chain needs only 1/batch of the streaming rate. A tile
+// waits only on tiles of lower block index: blocks are launched in increasing
+// index order (CUB's single-pass scan relies on the same), so those already
+// run or are done. (Tickets drawn from an atomic counter instead cost each
+// block one round trip: 72.0 against 69.1 us on the H200.) The block copies its tile's a and x global -> shared
 // memory with cp.async, composes the tile's affine map h -> a*h + x (per
 // thread, across the warp, across the 8 warps), publishes it, and warp 0 looks
 // back over the row's preceding tiles, composing their maps until one has
@@ -14,8 +16,7 @@
 // so one round trip per look-back step and no fence.
 //
 // Why cp.async: the rate is bounded by the bytes of loads each SM keeps in
-// flight while some of its blocks wait (for their ticket, their loads, their
-// look-back). Loads through registers are bounded by registers (64 bytes per
+// flight while some of its blocks wait (for their loads and their look-back). Loads through registers are bounded by registers (64 bytes per
 // thread: 5 blocks of 256 threads per SM, 80 KB). cp.async needs no
 // destination registers: 32 KB of a and x per block, ~40 registers, 6 blocks
 // per SM, 192 KB in flight per SM.
@@ -81,9 +82,8 @@ __device__ __forceinline__ void write_word(unsigned long long* p, unsigned long 
 }
 
 struct Status {
-    unsigned long long* a_word;  // per ticket: (tag, a of the tile's map)
-    unsigned long long* x_word;  // per ticket: (tag, x of the map, or the end state)
-    unsigned long long* tickets;
+    unsigned long long* a_word;  // per block index: (tag, a of the tile's map)
+    unsigned long long* x_word;  // per block index: (tag, x of the map, or the end state)
 };
 
 // What the reader may use of a published tile: 0 (not ready), MAP or END_STATE.
@@ -93,13 +93,13 @@ __device__ __forceinline__ unsigned state_of(unsigned long long aw, unsigned lon
     return 0;
 }
 
-// The state carried into tile k of its row (ticket `ticket`; the row's tile
-// k - d has ticket ticket - d*batch). Run by one whole warp, k > 0.
-__device__ float look_back(const Status& status, long long ticket, int k, int batch, unsigned base, int lane) {
+// The state carried into tile k of its row (block index `order`; the row's
+// tile k - d has block index order - d*batch). Run by one whole warp, k > 0.
+__device__ float look_back(const Status& status, long long order, int k, int batch, unsigned base, int lane) {
     Affine later = {1.0f, 0.0f};  // the tiles already accounted for, composed (oldest first)
     for (int end = k;; end -= 32) {  // the row's tiles [0, end) not yet accounted for
         const int j = end - 1 - lane;  // lane 0 is the nearest
-        const long long p = ticket - (long long)(k - j) * batch;
+        const long long p = order - (long long)(k - j) * batch;
         unsigned long long aw = 0, xw = word(base + END_STATE, 0.0f);  // before the row: the state 0
         if (j >= 0) aw = read_word(status.a_word + p), xw = read_word(status.x_word + p);
         unsigned first_end, first_missing, state;
@@ -126,36 +126,21 @@ __device__ float look_back(const Status& status, long long ticket, int k, int ba
     }
 }
 
-// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
-// and the block drawing the launch's last one puts the counter back to 0 for
-// the next launch (nothing kept on the host that a failed launch could put out
-// of step).
-__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
-    unsigned long long ticket = atomicAdd(counter, 1ull);
-    if (ticket == tickets - 1) atomicExch(counter, 0ull);
-    return ticket;
-}
-
 template <bool VEC4>
 __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass(const float* __restrict__ a,
                                                                                  const float* __restrict__ x,
                                                                                  float* __restrict__ h, int batch,
-                                                                                 int seq_len, Status status,
-                                                                                 unsigned long long launch_tiles,
-                                                                                 unsigned base) {
+                                                                                 int seq_len, Status status, unsigned base) {
     __shared__ __align__(16) float sa[TILE];
     __shared__ __align__(16) float sx[TILE];
     __shared__ Affine warp_total[WARPS];
     __shared__ float carry_in;
-    __shared__ long long ticket_of_block;
     float4* sa4 = reinterpret_cast<float4*>(sa);
     const float4* sx4 = reinterpret_cast<const float4*>(sx);
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-    if (t == 0) ticket_of_block = (long long)draw_ticket(status.tickets, launch_tiles);
-    __syncthreads();
-    const long long ticket = ticket_of_block;
-    const int k = (int)(ticket / batch);  // tile index within its row
-    const size_t first = (size_t)(ticket % batch) * seq_len + (size_t)k * TILE;  // the tile's first step
+    const long long order = (long long)blockIdx.x;
+    const int k = (int)(order / batch);  // tile index within its row
+    const size_t first = (size_t)(order % batch) * seq_len + (size_t)k * TILE;  // the tile's first step
     const int steps = seq_len - k * TILE < TILE ? seq_len - k * TILE : TILE;
     const bool whole = VEC4 && steps == TILE;
 
@@ -199,10 +184,10 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
     }
     if (t == 0) {
         if (k == 0) {
-            write_word(status.x_word + ticket, word(base + END_STATE, tile_map.x));  // carried in: 0
+            write_word(status.x_word + order, word(base + END_STATE, tile_map.x));  // carried in: 0
         } else {
-            write_word(status.a_word + ticket, word(base + MAP, tile_map.a));
-            write_word(status.x_word + ticket, word(base + MAP, tile_map.x));
+            write_word(status.a_word + order, word(base + MAP, tile_map.a));
+            write_word(status.x_word + order, word(base + MAP, tile_map.x));
         }
     }
     // The map from the tile's start to this thread's first step.
@@ -212,8 +197,8 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
     if (warp == 0) {
         float carry = 0.0f;
         if (k > 0) {
-            carry = look_back(status, ticket, k, batch, base, lane);
-            if (lane == 0) write_word(status.x_word + ticket, word(base + END_STATE, fmaf(tile_map.a, carry, tile_map.x)));
+            carry = look_back(status, order, k, batch, base, lane);
+            if (lane == 0) write_word(status.x_word + order, word(base + END_STATE, fmaf(tile_map.a, carry, tile_map.x)));
         }
         if (lane == 0) carry_in = carry;
     }
@@ -259,7 +244,7 @@ __global__ void recurrence_thread_per_row(const float* a, const float* x, float*
 
 struct Scratch {
     Status status{};
-    long long capacity = 0;  // tickets
+    long long capacity = 0;  // tiles
     unsigned epoch = 0;
 };
 Scratch scratch;
@@ -269,10 +254,10 @@ bool reserve(long long tiles) {
     cudaFree(scratch.status.a_word);
     scratch = Scratch{{}, 0, scratch.epoch};
     unsigned long long* block = nullptr;
-    size_t bytes = (size_t)(2 * tiles + 1) * sizeof(unsigned long long);
+    size_t bytes = (size_t)(2 * tiles) * sizeof(unsigned long long);
     if (cudaMalloc(&block, bytes) != cudaSuccess) return false;
-    cudaMemset(block, 0, bytes);  // tag 0 is "not ready" in every epoch; the ticket counter starts at 0
-    scratch.status = {block, block + tiles, block + 2 * tiles};
+    cudaMemset(block, 0, bytes);  // tag 0 is "not ready" in every epoch
+    scratch.status = {block, block + tiles};
     scratch.capacity = tiles;
     return true;
 }
@@ -290,9 +275,7 @@ extern "C" void solve(const float* a, const float* x, float* h, int batch, int s
     const unsigned base = scratch.epoch * 4;
     const bool aligned = seq_len % 4 == 0 && ((uintptr_t)a | (uintptr_t)x | (uintptr_t)h) % 16 == 0;
     if (aligned)
-        recurrence_single_pass<true><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status,
-                                                                   (unsigned long long)tiles, base);
+        recurrence_single_pass<true><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status, base);
     else
-        recurrence_single_pass<false><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status,
-                                                                    (unsigned long long)tiles, base);
+        recurrence_single_pass<false><<<(unsigned)tiles, THREADS>>>(a, x, h, batch, seq_len, scratch.status, base);
 }

@@ -1,22 +1,26 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// prefix_sum reference: solutions/prefix_sum/lookback_128_tile_window.cu (one
-// pass, decoupled look-back over 8192-element tiles in ticket order, cp.async
-// staging, 64-bit self-tagged status words, a window of 128) plus an L2 prefetch: a block that holds
-// ticket t asks the copy engine for tile t + PREFETCH_TILES in L2 (one
-// cp.async.bulk.prefetch.L2 of 32 KB by one thread), so DRAM streams that
-// tile into L2 while this block waits for its own data, ticket and look-back,
-// and the block that later draws it copies it from L2.
+// prefix_sum reference: one pass, decoupled look-back over 8192-element tiles
+// (256 threads x 32 consecutive elements) taken in launch order, cp.async
+// staging, 64-bit self-tagged status words, a look-back window of 32 tiles,
+// and an L2 prefetch: block t asks the copy engine for tile t + PREFETCH_TILES
+// (one cp.async.bulk.prefetch.L2 of 32 KB by one thread), so DRAM streams that
+// tile into L2 while this block waits for its own data and look-back, and
+// block t + PREFETCH_TILES later copies it from L2.
 //
-// Why: the kernel's DRAM reads are issued only by blocks that hold a slot of
-// shared memory and have drawn their ticket, and a slot spends most of its
-// lifetime not loading (ticket, scan, look-back, stores): DRAM stayed near
-// 52 % busy under ncu with 6 slots of 32 KB per SM. The bulk prefetch needs
-// no destination: DRAM reads then run PREFETCH_TILES tiles ahead of the
-// slots, bounded by L2 (256 tiles of 32 KB = 8 MB of the 50 MB), not by
-// shared memory. (The same with one volatile load per 32-byte sector was 5 %
-// slower than no prefetch on the H200: reference/prefix_sum.md.)
+// Why: phase timestamps of every block on the H200 (reference/prefix_sum_phases.cu,
+// reference/prefix_sum.md) show the look-back taking half of a block's life,
+// as about four dependent status reads of ~1.6 us each under the kernel's own
+// traffic. Tiles in launch order (blockIdx) instead of tickets drawn from an
+// atomic counter spare each block one such round trip before it can start
+// (80.7 against 83.1 us), and smaller look-back windows make each read
+// shorter: 128 words 80.7 us, 64 words 77.3, 32 words 75.4 (against 77.8 for
+// 64 in the same run). A block waits only on blocks of lower index: blocks
+// are launched in increasing index order (CUB's single-pass scan relies on
+// the same), so those already run or are done. The bulk prefetch needs no
+// destination: DRAM reads run PREFETCH_TILES tiles ahead of the blocks,
+// bounded by L2 (256 tiles of 32 KB = 8 MB of the 50 MB), not by shared memory.
 //
 // Shared memory holds the tile as float4s at a swizzled slot
 // q ^ ((q >> 3) & 7): the striped copies and stores (float4 t + 256 k) and a
@@ -40,10 +44,10 @@
 #endif
 constexpr int BLOCKS_PER_SM = 6;  // 6 x 32 KB of shared memory, <= 42 registers
 #ifndef PREFETCH_TILES
-#define PREFETCH_TILES 256  // how far ahead (in tickets) a block prefetches into L2
+#define PREFETCH_TILES 256  // how far ahead (in tiles) a block prefetches into L2
 #endif
 #ifndef LANE_WORDS
-#define LANE_WORDS 4  // status words each lane reads per look-back round
+#define LANE_WORDS 1  // status words each lane reads per look-back round
 #endif
 
 constexpr int THREADS = 256;
@@ -123,29 +127,16 @@ __device__ __forceinline__ void prefetch_tile(const float* in, long long base, i
     if (bytes) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(in + base), "r"(bytes) : "memory");
 }
 
-// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
-// and the block drawing the launch's last one puts the counter back to 0 for
-// the next launch (nothing kept on the host that a failed launch could put out
-// of step).
-__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
-    unsigned long long ticket = atomicAdd(counter, 1ull);
-    if (ticket == tickets - 1) atomicExch(counter, 0ull);
-    return ticket;
-}
-
 __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     scan_kernel(const float* __restrict__ in, float* __restrict__ out, int N, unsigned long long* status,
-                unsigned long long* tickets, unsigned long long launch_tiles, unsigned epoch, bool vectorized) {
+                unsigned long long launch_tiles, unsigned epoch, bool vectorized) {
     __shared__ __align__(16) float tile[TILE];
     __shared__ float warp_totals[WARPS];
     __shared__ float tile_prefix;
-    __shared__ int tile_of_block;
     float4* tile4 = reinterpret_cast<float4*>(tile);
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     PHASE(0);
-    if (t == 0) tile_of_block = (int)draw_ticket(tickets, launch_tiles);
-    __syncthreads();
-    const int tile_id = tile_of_block;
+    const int tile_id = (int)blockIdx.x;
     PHASE(1);
     const long long base = (long long)tile_id * TILE;
     const bool full = vectorized && base + TILE <= N;
@@ -238,21 +229,21 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
 }
 
 extern "C" void solve(const float* input, float* output, int N) {
-    static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
+    static unsigned long long* status = nullptr;  // one word per tile
     static int capacity = 0;                       // tiles
     static unsigned epoch = 0;
     if (N <= 0) return;
     int tiles = (N + TILE - 1) / TILE;
     if (tiles > capacity) {
         if (status) cudaFree(status);
-        if (cudaMalloc(&status, (size_t)(tiles + 1) * sizeof(unsigned long long)) != cudaSuccess) {
+        if (cudaMalloc(&status, (size_t)tiles * sizeof(unsigned long long)) != cudaSuccess) {
             status = nullptr, capacity = 0;
             return;  // out of memory: output stays unwritten and the check says so
         }
-        cudaMemset(status, 0, (size_t)(tiles + 1) * sizeof(unsigned long long));  // epoch 0: never a live epoch
+        cudaMemset(status, 0, (size_t)tiles * sizeof(unsigned long long));  // epoch 0: never a live epoch
         capacity = tiles;
     }
     epoch = epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1
     bool vectorized = (((uintptr_t)input | (uintptr_t)output) & 15) == 0;
-    scan_kernel<<<tiles, THREADS>>>(input, output, N, status, status + capacity, (unsigned long long)tiles, epoch, vectorized);
+    scan_kernel<<<tiles, THREADS>>>(input, output, N, status, (unsigned long long)tiles, epoch, vectorized);
 }

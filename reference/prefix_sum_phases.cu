@@ -84,7 +84,7 @@ int main() {
     cudaMemcpy(stamps.data(), log, stamps.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
     std::printf("kernel median %.1f us, copy of the same bytes %.1f us (%.2fx), largest error %.3g\n", kernel, copy,
                 kernel / copy, worst);
-    const char* names[] = {"ticket", "copies landed", "sums scanned, aggregate out", "look-back (warp 0)",
+    const char* names[] = {"tile index", "copies landed", "sums scanned, aggregate out", "look-back (warp 0)",
                            "stores issued", "whole life"};
     for (int p = 0; p < 6; ++p) {
         std::vector<float> us;

@@ -1,11 +1,12 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// stream_compaction reference: solutions/stream_compaction/partition_lookback.cu plus an L2 prefetch by the
-// copy engine: the block holding ticket t issues one cp.async.bulk.prefetch.L2
-// for tile t + PREFETCH_TILES, so DRAM streams that tile into L2 while this
-// block waits for its own loads and look-back, and the block that later draws
-// that ticket loads it from L2. The kernel's DRAM reads were issued only by
+// stream_compaction reference: solutions/stream_compaction/partition_lookback.cu with
+// tiles in launch order instead of tickets, plus an L2 prefetch by the copy
+// engine: block t issues one cp.async.bulk.prefetch.L2 for tile
+// t + PREFETCH_TILES, so DRAM streams that tile into L2 while this block waits
+// for its own loads and look-back, and block t + PREFETCH_TILES later loads it
+// from L2. The kernel's DRAM reads were issued only by
 // resident blocks (4 per SM, registers), and a block spends most of its
 // lifetime not loading (DRAM near 52 % busy under ncu).
 // One volatile load per 32-byte sector instead lost 4 % on the H200; the bulk
@@ -28,18 +29,21 @@
 //
 // Per tile (256 threads x LOADS float4, striped: float4 q of the tile is
 // thread q % 256's load q / 256, 512 contiguous bytes per warp load):
-//  1. thread 0 takes a ticket (tile order = ticket order: a tile waits only on
-//     tiles whose blocks already run);
+//  1. the tile is blockIdx.x: blocks are launched in increasing index order
+//     (CUB's single-pass scan relies on the same), so a tile waits only on
+//     tiles whose blocks already run or are done; a ticket drawn from an
+//     atomic counter instead cost each block one round trip (reference/stream_compaction.md);
 //  2. keep flags x > 0, a thread's count per float4 packed 8 bits each into
 //     ints and scanned across the warp with shuffles; the (load, warp) totals
 //     give each thread its tile-local ranks and thread 0 the tile's count,
 //     published at once;
 //  3. kept elements staged at their rank in shared memory before the look-back;
-//  4. warp 0 looks back, 128 predecessors per round (4 status words a lane),
-//     waiting only for those nearer than the nearest inclusive prefix: a
-//     tile's prefix is published one L2 round trip after it read one within
-//     its window, so the window width times the tile's bytes over that
-//     latency bounds the whole scan's rate;
+//  4. warp 0 looks back, 32 predecessors per round (`LANE_WORDS` status
+//     words a lane: 1), waiting only for those nearer than the nearest
+//     inclusive prefix. Each round is a dependent read of ~1.6 us under the
+//     kernel's own traffic (prefix_sum's phase timestamps); a window of 32
+//     took 81.5 us against 83.3 for 64 and 86.8 for 128 on the H200
+//     (reference/stream_compaction.md);
 //  5. the kept run and the zero run go out as aligned float4 stores with
 //     scalar heads and tails.
 // Status words: 64 bits, (epoch << 34) | (flag << 32) | count, written and
@@ -50,10 +54,10 @@
 #define LOADS 8  // float4 per thread, a multiple of 4
 #endif
 #ifndef PREFETCH_TILES
-#define PREFETCH_TILES 256  // how far ahead (in tickets) a block prefetches into L2
+#define PREFETCH_TILES 256  // how far ahead (in tiles) a block prefetches into L2
 #endif
 #ifndef LANE_WORDS
-#define LANE_WORDS 4  // status words each lane reads per look-back round
+#define LANE_WORDS 1  // status words each lane reads per look-back round
 #endif
 
 constexpr int THREADS = 256;
@@ -144,30 +148,16 @@ __device__ __forceinline__ void prefetch_tile(const float* in, long long base, i
     if (bytes) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(in + base), "r"(bytes) : "memory");
 }
 
-// This block's ticket: tickets are drawn 0, 1, ... in the order blocks start,
-// and the block drawing the launch's last one puts the counter back to 0 for
-// the next launch (nothing kept on the host that a failed launch could put out
-// of step).
-__device__ __forceinline__ unsigned long long draw_ticket(unsigned long long* counter, unsigned long long tickets) {
-    unsigned long long ticket = atomicAdd(counter, 1ull);
-    if (ticket == tickets - 1) atomicExch(counter, 0ull);
-    return ticket;
-}
-
 __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __restrict__ in, float* __restrict__ out,
                                                           int* count, int N, unsigned long long* status,
-                                                          unsigned long long* tickets,
-                                                          unsigned long long launch_tiles, unsigned epoch, int tiles,
+                                                          unsigned epoch, int tiles,
                                                           bool in_aligned, bool out_aligned) {
     __shared__ float staging[TILE];
     __shared__ int group_totals[LOADS * WARPS];  // kept elements per (load, warp) in tile order, then their exclusive scan
     __shared__ int tile_kept;
     __shared__ int tile_prefix;
-    __shared__ int tile_of_block;
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    if (t == 0) tile_of_block = (int)draw_ticket(tickets, launch_tiles);
-    __syncthreads();
-    const int tile_id = tile_of_block;
+    const int tile_id = (int)blockIdx.x;
     const long long base = (long long)tile_id * TILE;
     const int elements = (int)(N - base < TILE ? N - base : TILE);
 
@@ -270,22 +260,22 @@ __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __rest
 }
 
 extern "C" void solve(const float* input, float* output, int* count, int N) {
-    static unsigned long long* status = nullptr;  // one word per tile, then the ticket counter
+    static unsigned long long* status = nullptr;  // one word per tile
     static int capacity = 0;                       // tiles
     static unsigned epoch = 0;
     if (N <= 0) return;
     int tiles = (N + TILE - 1) / TILE;
     if (tiles > capacity) {
         if (status) cudaFree(status);
-        if (cudaMalloc(&status, (size_t)(tiles + 1) * sizeof(unsigned long long)) != cudaSuccess) {
+        if (cudaMalloc(&status, (size_t)tiles * sizeof(unsigned long long)) != cudaSuccess) {
             status = nullptr, capacity = 0;
             return;  // out of memory: output stays unwritten and the check says so
         }
-        cudaMemset(status, 0, (size_t)(tiles + 1) * sizeof(unsigned long long));  // epoch 0: never a live epoch
+        cudaMemset(status, 0, (size_t)tiles * sizeof(unsigned long long));  // epoch 0: never a live epoch
         capacity = tiles;
     }
     epoch = epoch % ((1u << 30) - 1) + 1;  // 1 .. 2^30 - 1
     bool in_aligned = ((uintptr_t)input & 15) == 0, out_aligned = ((uintptr_t)output & 15) == 0;
-    compact_kernel<<<tiles, THREADS>>>(input, output, count, N, status, status + capacity, (unsigned long long)tiles, epoch, tiles,
+    compact_kernel<<<tiles, THREADS>>>(input, output, count, N, status, epoch, tiles,
                                        in_aligned, out_aligned);
 }
