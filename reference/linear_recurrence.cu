@@ -31,6 +31,12 @@
 #include <stdint.h>
 #include <cuda_pipeline.h>
 
+// PHASE(k): a timestamp of phase k for reference/linear_recurrence_phases.cu, which
+// defines it (reference/phase_stamps.cuh); nothing in a normal build.
+#ifndef PHASE
+#define PHASE(k)
+#endif
+
 namespace {
 
 constexpr int THREADS = 256, ITEMS = 16;  // ITEMS consecutive steps per thread
@@ -138,6 +144,7 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
     float4* sa4 = reinterpret_cast<float4*>(sa);
     const float4* sx4 = reinterpret_cast<const float4*>(sx);
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    PHASE(0);
     const long long order = (long long)blockIdx.x;
     const int k = (int)(order / batch);  // tile index within its row
     const size_t first = (size_t)(order % batch) * seq_len + (size_t)k * TILE;  // the tile's first step
@@ -162,6 +169,7 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
         }
     }
     __syncthreads();
+    PHASE(1);
 
     Affine mine = {1.0f, 0.0f};
 #pragma unroll
@@ -194,6 +202,7 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
     Affine lane_before = shfl_up(lane_inclusive, 1);
     if (lane > 0) before = then(before, lane_before);
 
+    PHASE(2);
     if (warp == 0) {
         float carry = 0.0f;
         if (k > 0) {
@@ -202,6 +211,7 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
         }
         if (lane == 0) carry_in = carry;
     }
+    PHASE(3);
     __syncthreads();
 
     // h over this thread's steps, into its own a slots
@@ -228,6 +238,7 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
     } else {
         for (int e = t; e < steps; e += THREADS) h[first + e] = sa[slot_of_step(e)];
     }
+    PHASE(4);
 }
 
 // Rows shorter than this run one thread per row: a tile per row would leave

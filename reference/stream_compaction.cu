@@ -1,6 +1,12 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+// PHASE(k): a timestamp of phase k for reference/stream_compaction_phases.cu, which
+// defines it (reference/phase_stamps.cuh); nothing in a normal build.
+#ifndef PHASE
+#define PHASE(k)
+#endif
+
 // stream_compaction reference: solutions/stream_compaction/partition_lookback.cu with
 // tiles in launch order instead of tickets, plus an L2 prefetch by the copy
 // engine: block t issues one cp.async.bulk.prefetch.L2 for tile
@@ -157,6 +163,7 @@ __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __rest
     __shared__ int tile_kept;
     __shared__ int tile_prefix;
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    PHASE(0);
     const int tile_id = (int)blockIdx.x;
     const long long base = (long long)tile_id * TILE;
     const int elements = (int)(N - base < TILE ? N - base : TILE);
@@ -203,6 +210,7 @@ __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __rest
 #pragma unroll
         for (int k = 0; k < LOADS; ++k) group_totals[k * WARPS + warp] = (inclusive[k / 4] >> (8 * (k % 4))) & 0xff;
     __syncthreads();
+    PHASE(1);
     if (warp == 0) {  // exclusive scan of the (load, warp) totals in place, GROUPS_PER_LANE per lane
         int g[GROUPS_PER_LANE], sum = 0;
 #pragma unroll
@@ -238,6 +246,7 @@ __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __rest
     }
 
     // 3. look-back
+    PHASE(2);
     if (warp == 0) {
         unsigned prefix = 0;
         if (tile_id > 0) {
@@ -249,6 +258,7 @@ __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __rest
             if (tile_id == tiles - 1) *count = (int)prefix + kept;
         }
     }
+    PHASE(3);
     __syncthreads();
 
     // 4. the kept run at [P, P + kept), the zero run ending at N - D
@@ -257,6 +267,7 @@ __global__ void __launch_bounds__(THREADS, 4) compact_kernel(const float* __rest
     write_run(out + P, kept, out_aligned, [&](int i) { return staging[i]; });
     write_run(out + (N - dropped_before - (elements - kept)), elements - kept, out_aligned,
               [](int) { return 0.0f; });
+    PHASE(4);
 }
 
 extern "C" void solve(const float* input, float* output, int* count, int N) {

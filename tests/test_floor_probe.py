@@ -1,6 +1,6 @@
-"""The measuring programs in reference/ (ssm_selective_scan_floor.cu,
-prefix_sum_phases.cu): the command each header and the notes give must build
-(their numbers are measured on a GPU; this only keeps them buildable)."""
+"""The measuring programs in reference/ (ssm_selective_scan_floor.cu and the
+phase probes *_phases.cu): the command each header and the notes give must
+build (their numbers are measured on a GPU; this only keeps them buildable)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from harness.errors import ToolNotFound
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", ["ssm_selective_scan_floor.cu", "prefix_sum_phases.cu"])
+@pytest.mark.parametrize(
+    "name",
+    ["ssm_selective_scan_floor.cu", "prefix_sum_phases.cu", "stream_compaction_phases.cu", "linear_recurrence_phases.cu"],
+)
 def test_probe_builds_without_warnings(tmp_path, name):
     try:
         compiler = nvcc.find_nvcc()
