@@ -5,18 +5,20 @@
 // waits only on tiles of lower block index: blocks are launched in increasing
 // index order (CUB's single-pass scan relies on the same), so those already
 // run or are done. (Tickets drawn from an atomic counter instead cost each
-// block one round trip: 72.0 against 69.1 us on the H200.) The block copies its tile's a and x global -> shared
-// memory with cp.async, composes the tile's affine map h -> a*h + x (per
-// thread, across the warp, across the 8 warps), publishes it, and warp 0 looks
-// back over the row's preceding tiles, composing their maps until one has
-// published its end state. The block publishes its own end state and writes h.
+// block one round trip: 72.0 against 69.1 us on the H200.) The block copies
+// its tile's a and x global -> shared memory with cp.async, composes the
+// tile's affine map h -> a*h + x (per thread, across the warp, across the 8
+// warps), publishes it, and warp 0 looks back over the row's preceding tiles,
+// composing their maps until one has published its end state. The block
+// publishes its own end state and writes h.
 // Status words: two 64-bit words per tile, (tag << 32) | float bits for a and
 // for x, tag = epoch * 4 + {1 map, 2 end state}; the end state is the constant
 // map (0, end h), a rewrite of the x word only. Each word carries its own tag,
 // so one round trip per look-back step and no fence.
 //
 // Why cp.async: the rate is bounded by the bytes of loads each SM keeps in
-// flight while some of its blocks wait (for their loads and their look-back). Loads through registers are bounded by registers (64 bytes per
+// flight while some of its blocks wait (for their loads and their
+// look-back). Loads through registers are bounded by registers (64 bytes per
 // thread: 5 blocks of 256 threads per SM, 80 KB). cp.async needs no
 // destination registers: 32 KB of a and x per block, ~40 registers, 6 blocks
 // per SM, 192 KB in flight per SM.

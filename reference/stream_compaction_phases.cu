@@ -37,7 +37,8 @@ int main() {
     for (int i = 0; i < N; ++i)
         if (host[i] > 0.0f) wrong += result[expected++] != host[i];
     for (long long i = expected; i < N; ++i) wrong += result[i] != 0.0f;
-    std::printf("kernel median %.1f us, copy of the same bytes %.1f us (%.2fx), count %d of %lld expected, %lld wrong slots\n",
+    std::printf("kernel median %.1f us, copy of the same bytes %.1f us (%.2fx), count %d of %lld expected, "
+                "%lld wrong slots\n",
                 kernel, copy, kernel / copy, kept, expected, wrong);
     print_phases(log, tiles, {"loaded, counted per warp", "count out, ranks, staged", "look-back (warp 0)",
                               "stores issued"});
