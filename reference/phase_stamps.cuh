@@ -60,6 +60,7 @@ float median_us(F run, int calls = 25) {
         cudaEventElapsedTime(&ms, start, end);
         if (i >= 3) us.push_back(ms * 1000.0f);
     }
+    cudaEventDestroy(start), cudaEventDestroy(end);
     std::sort(us.begin(), us.end());
     return us[us.size() / 2];
 }

@@ -34,7 +34,7 @@
 #include <cuda_pipeline.h>
 
 // PHASE(k): a timestamp of phase k for reference/prefix_sum_phases.cu, which
-// defines it; nothing in a normal build.
+// defines it (reference/phase_stamps.cuh); nothing in a normal build.
 #ifndef PHASE
 #define PHASE(k)
 #endif
