@@ -4,17 +4,31 @@
 // each row's look-back chain needs only 1/batch of the streaming rate. A tile
 // waits only on tiles of lower block index: blocks are launched in increasing
 // index order (CUB's single-pass scan relies on the same), so those already
-// run or are done. (Tickets drawn from an atomic counter instead cost each
-// block one round trip: 72.0 against 69.1 us on the H200.) The block copies
-// its tile's a and x global -> shared memory with cp.async, composes the
-// tile's affine map h -> a*h + x (per thread, across the warp, across the 8
-// warps), publishes it, and warp 0 looks back over the row's preceding tiles,
-// composing their maps until one has published its end state. The block
-// publishes its own end state and writes h.
-// Status words: two 64-bit words per tile, (tag << 32) | float bits for a and
-// for x, tag = epoch * 4 + {1 map, 2 end state}; the end state is the constant
-// map (0, end h), a rewrite of the x word only. Each word carries its own tag,
-// so one round trip per look-back step and no fence.
+// run or are done. The block copies its tile's a and x global -> shared
+// memory with cp.async, composes the tile's affine map h -> a*h + x (per
+// thread, across the warp, across the 8 warps) and publishes it, turns each
+// step's a and x in shared memory into the map from the tile's start to that
+// step, and warp 0 looks back over the row's preceding tiles, composing their
+// maps until one has published its end state. The block publishes its own end
+// state and writes h = a' * carry + x' (the step's map applied to the state
+// carried in): one FMA per step, fused into the stores.
+//
+// Phase timestamps of every block on the H200 (reference/linear_recurrence_phases.cu,
+// reference/linear_recurrence.md) showed the look-back as the longest phase:
+// round trips of status reads queued behind the kernel's own traffic. Hence:
+// - status in row order: a tile's two words (a and x of its map) side by side,
+//   a row's tiles next to each other, so a look-back window of 32 tiles is 512
+//   contiguous bytes (4 lines, not 64), read by one 16-byte load per lane;
+// - the rerun with the carry done before the look-back (the map per step),
+//   so once the carry is known only the stores remain;
+// - an L2 prefetch: block t asks the copy engine for the a and x of block
+//   t + PREFETCH_TILES (cp.async.bulk.prefetch.L2, one thread, nothing
+//   returned to the SM), so DRAM streams that tile into L2 while this block
+//   waits, and its block later copies it from L2.
+// Status words: 64 bits, (tag << 32) | float bits, tag = epoch * 4 + {1 map,
+// 2 end state}; the end state is the constant map (0, end h), a rewrite of the
+// x word only. Each word carries its own tag, so a torn 16-byte read is
+// harmless, one round trip per look-back step, and no fence.
 //
 // Why cp.async: the rate is bounded by the bytes of loads each SM keeps in
 // flight while some of its blocks wait (for their loads and their
@@ -27,8 +41,7 @@
 // q ^ ((q >> 3) & 7): the striped copies (thread t: float4 t + 256 i) and a
 // thread's reads of its own 4 consecutive float4s (16 consecutive steps) both
 // touch 8 distinct 16-byte slots of a 128-byte row per quarter warp, so
-// neither has bank conflicts. The h values go back into the a slots and out as
-// striped, coalesced float4 stores.
+// neither has bank conflicts.
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <cuda_pipeline.h>
@@ -43,6 +56,9 @@ namespace {
 
 constexpr int THREADS = 256, ITEMS = 16;  // ITEMS consecutive steps per thread
 constexpr int BLOCKS_PER_SM = 6;         // 6 x 32 KB of shared memory, <= 42 registers
+#ifndef PREFETCH_TILES
+#define PREFETCH_TILES 256  // how far ahead (in blocks) a block prefetches into L2: 8 MB
+#endif
 constexpr int WARPS = THREADS / 32, TILE = THREADS * ITEMS, QUADS = TILE / 4;
 
 // The shared-memory slot of the tile's float4 q.
@@ -82,17 +98,18 @@ __device__ __forceinline__ unsigned long long word(unsigned tag, float v) {
 __device__ __forceinline__ unsigned tag_of(unsigned long long w) { return (unsigned)(w >> 32); }
 __device__ __forceinline__ float value_of(unsigned long long w) { return __uint_as_float((unsigned)w); }
 
-__device__ __forceinline__ unsigned long long read_word(const unsigned long long* p) {
-    return *(const volatile unsigned long long*)p;
-}
 __device__ __forceinline__ void write_word(unsigned long long* p, unsigned long long v) {
     *(volatile unsigned long long*)p = v;
 }
 
-struct Status {
-    unsigned long long* a_word;  // per block index: (tag, a of the tile's map)
-    unsigned long long* x_word;  // per block index: (tag, x of the map, or the end state)
-};
+// A tile's status: its two words, (tag, a of its map) then (tag, x of its map
+// or its end state), in one 16-byte access (each word carries its own tag).
+__device__ __forceinline__ void read_pair(const unsigned long long* p, unsigned long long& a, unsigned long long& x) {
+    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(x) : "l"(p) : "memory");
+}
+__device__ __forceinline__ void write_pair(unsigned long long* p, unsigned long long a, unsigned long long x) {
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(x) : "memory");
+}
 
 // What the reader may use of a published tile: 0 (not ready), MAP or END_STATE.
 __device__ __forceinline__ unsigned state_of(unsigned long long aw, unsigned long long xw, unsigned base) {
@@ -101,22 +118,23 @@ __device__ __forceinline__ unsigned state_of(unsigned long long aw, unsigned lon
     return 0;
 }
 
-// The state carried into tile k of its row (block index `order`; the row's
-// tile k - d has block index order - d*batch). Run by one whole warp, k > 0.
-__device__ float look_back(const Status& status, long long order, int k, int batch, unsigned base, int lane) {
+// The state carried into tile k of its row, whose status pair starts at
+// `own` (the row's tile k - d at own - 2d). Run by one whole warp, k > 0.
+__device__ __forceinline__ float look_back(const unsigned long long* status, long long own, int k, unsigned base,
+                                           int lane) {
     Affine later = {1.0f, 0.0f};  // the tiles already accounted for, composed (oldest first)
     for (int end = k;; end -= 32) {  // the row's tiles [0, end) not yet accounted for
         const int j = end - 1 - lane;  // lane 0 is the nearest
-        const long long p = order - (long long)(k - j) * batch;
+        const unsigned long long* p = status + own - 2 * (long long)(k - j);
         unsigned long long aw = 0, xw = word(base + END_STATE, 0.0f);  // before the row: the state 0
-        if (j >= 0) aw = read_word(status.a_word + p), xw = read_word(status.x_word + p);
+        if (j >= 0) read_pair(p, aw, xw);
         unsigned first_end, first_missing, state;
         while (true) {
             state = state_of(aw, xw, base);
             first_end = __reduce_min_sync(FULL, state == END_STATE ? (unsigned)lane : NONE);
             first_missing = __reduce_min_sync(FULL, state == 0 ? (unsigned)lane : NONE);
             if (first_missing == NONE || first_missing > first_end) break;
-            if (state == 0) aw = read_word(status.a_word + p), xw = read_word(status.x_word + p);
+            if (state == 0) read_pair(p, aw, xw);
         }
         // Compose lanes 0 .. first_end (newest first in lane order): lane l ends
         // up holding "tile of lane l+span-1 then ... then tile of lane l".
@@ -134,17 +152,36 @@ __device__ float look_back(const Status& status, long long order, int k, int bat
     }
 }
 
+// The first status word of tile k of the row of block `order`: rows one after
+// another, a row's tiles in order, two words each.
+__device__ __forceinline__ long long status_pair(long long order, int k, int batch, int seq_len) {
+    return 2 * ((order % batch) * ((seq_len + TILE - 1) / TILE) + k);
+}
+
+// Brings the a and x of the tile with block index `order` into L2, one bulk
+// prefetch per array (whole 16-byte units; the launch is aligned).
+__device__ __forceinline__ void prefetch_tile(const float* a, const float* x, long long order, int batch, int seq_len) {
+    const int k = (int)(order / batch);
+    const size_t first = (size_t)(order % batch) * seq_len + (size_t)k * TILE;
+    const int steps = seq_len - k * TILE < TILE ? seq_len - k * TILE : TILE;
+    const unsigned bytes = (unsigned)(steps * 4) & ~15u;
+    if (bytes) {
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a + first), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(x + first), "r"(bytes) : "memory");
+    }
+}
+
 template <bool VEC4>
 __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass(const float* __restrict__ a,
                                                                                  const float* __restrict__ x,
                                                                                  float* __restrict__ h, int batch,
-                                                                                 int seq_len, Status status, unsigned base) {
+                                                                                 int seq_len, unsigned long long* status, unsigned base) {
     __shared__ __align__(16) float sa[TILE];
     __shared__ __align__(16) float sx[TILE];
     __shared__ Affine warp_total[WARPS];
     __shared__ float carry_in;
     float4* sa4 = reinterpret_cast<float4*>(sa);
-    const float4* sx4 = reinterpret_cast<const float4*>(sx);
+    float4* sx4 = reinterpret_cast<float4*>(sx);
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     PHASE(0);
     const long long order = (long long)blockIdx.x;
@@ -163,6 +200,8 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
             __pipeline_memcpy_async(sx + 4 * slot(q), gx + q, 16);
         }
         __pipeline_commit();
+        if (t == 0 && order + PREFETCH_TILES < (long long)gridDim.x)
+            prefetch_tile(a, x, order + PREFETCH_TILES, batch, seq_len);
         __pipeline_wait_prior(0);
     } else {
         for (int e = t; e < TILE; e += THREADS) {  // past the end: the identity map
@@ -193,52 +232,56 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
         tile_map = then(tile_map, warp_total[w]);
     }
     if (t == 0) {
+        const long long own_status = status_pair(order, k, batch, seq_len);
         if (k == 0) {
-            write_word(status.x_word + order, word(base + END_STATE, tile_map.x));  // carried in: 0
+            write_word(status + own_status + 1, word(base + END_STATE, tile_map.x));  // carried in: 0
         } else {
-            write_word(status.a_word + order, word(base + MAP, tile_map.a));
-            write_word(status.x_word + order, word(base + MAP, tile_map.x));
+            write_pair(status + own_status, word(base + MAP, tile_map.a), word(base + MAP, tile_map.x));
         }
     }
     // The map from the tile's start to this thread's first step.
     Affine lane_before = shfl_up(lane_inclusive, 1);
     if (lane > 0) before = then(before, lane_before);
+    // Each step's map from the tile's start, into its own slots (a -> sa, x -> sx),
+    // before the look-back: once the carry is known, h = a * carry + x is one
+    // FMA per step at the store.
+    Affine step = before;
+#pragma unroll
+    for (int i = 0; i < ITEMS / 4; ++i) {
+        const int s = slot(t * (ITEMS / 4) + i);
+        float4 A = sa4[s], X = sx4[s];
+        step = then(step, Affine{A.x, X.x}), A.x = step.a, X.x = step.x;
+        step = then(step, Affine{A.y, X.y}), A.y = step.a, X.y = step.x;
+        step = then(step, Affine{A.z, X.z}), A.z = step.a, X.z = step.x;
+        step = then(step, Affine{A.w, X.w}), A.w = step.a, X.w = step.x;
+        sa4[s] = A;
+        sx4[s] = X;
+    }
 
     PHASE(2);
     if (warp == 0) {
         float carry = 0.0f;
         if (k > 0) {
-            carry = look_back(status, order, k, batch, base, lane);
-            if (lane == 0) write_word(status.x_word + order, word(base + END_STATE, fmaf(tile_map.a, carry, tile_map.x)));
+            const long long own_status = status_pair(order, k, batch, seq_len);
+            carry = look_back(status, own_status, k, base, lane);
+            if (lane == 0) write_word(status + own_status + 1, word(base + END_STATE, fmaf(tile_map.a, carry, tile_map.x)));
         }
         if (lane == 0) carry_in = carry;
     }
     PHASE(3);
     __syncthreads();
-
-    // h over this thread's steps, into its own a slots
-    float state = fmaf(before.a, carry_in, before.x);
-#pragma unroll
-    for (int i = 0; i < ITEMS / 4; ++i) {
-        const int s = slot(t * (ITEMS / 4) + i);
-        float4 A = sa4[s];
-        const float4 X = sx4[s];
-        A.x = state = fmaf(A.x, state, X.x);
-        A.y = state = fmaf(A.y, state, X.y);
-        A.z = state = fmaf(A.z, state, X.z);
-        A.w = state = fmaf(A.w, state, X.w);
-        sa4[s] = A;
-    }
-    __syncthreads();
+    const float carry = carry_in;
     if (whole) {
         float4* gh = reinterpret_cast<float4*>(h + first);
 #pragma unroll
         for (int i = 0; i < QUADS / THREADS; ++i) {
             const int q = t + i * THREADS;
-            __stcs(gh + q, sa4[slot(q)]);
+            const float4 A = sa4[slot(q)], X = sx4[slot(q)];
+            __stcs(gh + q, make_float4(fmaf(A.x, carry, X.x), fmaf(A.y, carry, X.y), fmaf(A.z, carry, X.z),
+                                       fmaf(A.w, carry, X.w)));
         }
     } else {
-        for (int e = t; e < steps; e += THREADS) h[first + e] = sa[slot_of_step(e)];
+        for (int e = t; e < steps; e += THREADS) h[first + e] = fmaf(sa[slot_of_step(e)], carry, sx[slot_of_step(e)]);
     }
     PHASE(4);
 }
@@ -256,7 +299,7 @@ __global__ void recurrence_thread_per_row(const float* a, const float* x, float*
 }
 
 struct Scratch {
-    Status status{};
+    unsigned long long* status = nullptr;  // two words per tile
     long long capacity = 0;  // tiles
     unsigned epoch = 0;
 };
@@ -264,13 +307,13 @@ Scratch scratch;
 
 bool reserve(long long tiles) {
     if (tiles <= scratch.capacity) return true;
-    cudaFree(scratch.status.a_word);
-    scratch = Scratch{{}, 0, scratch.epoch};
+    cudaFree(scratch.status);
+    scratch = Scratch{nullptr, 0, scratch.epoch};
     unsigned long long* block = nullptr;
     size_t bytes = (size_t)(2 * tiles) * sizeof(unsigned long long);
     if (cudaMalloc(&block, bytes) != cudaSuccess) return false;
     cudaMemset(block, 0, bytes);  // tag 0 is "not ready" in every epoch
-    scratch.status = {block, block + tiles};
+    scratch.status = block;
     scratch.capacity = tiles;
     return true;
 }

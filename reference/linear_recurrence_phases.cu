@@ -50,6 +50,6 @@ int main() {
     }
     std::printf("kernel median %.1f us, copy of the same bytes %.1f us (%.2fx), largest error %.3g\n", kernel, copy,
                 kernel / copy, worst);
-    print_phases(log, tiles, {"copies landed", "map composed and out", "look-back (warp 0)", "h rerun and stored"});
+    print_phases(log, tiles, {"copies landed", "map out, maps per step", "look-back (warp 0)", "h stored"});
     return 0;
 }

@@ -220,6 +220,22 @@ def test_prefetch_hints_change_nothing(runner: tp.EmuRunner, n: int) -> None:
     np.testing.assert_array_equal(out, source)
 
 
+@pytest.mark.parametrize("n", [1, 63, 64, 200])
+def test_ordered_global_accesses_move_the_bytes_they_name(runner: tp.EmuRunner, n: int) -> None:
+    rng = np.random.default_rng(n)
+    words = rng.integers(0, 2**63, size=2 * n, dtype=np.uint64)
+    values = rng.standard_normal(n).astype(np.float32)
+    quads = rng.integers(0, 2**32, size=4 * n, dtype=np.uint64).astype(np.uint32)
+    doubles = rng.standard_normal(n)
+    got_words, got_values, got_quads, got_doubles = runner.call(
+        "global_access.cu", words.copy(), values.copy(), quads.copy(), doubles.copy(), n)
+    np.testing.assert_array_equal(got_words, words.reshape(n, 2)[:, ::-1].ravel())
+    np.testing.assert_array_equal(got_values, 2 * values)
+    q = quads.reshape(n, 4)
+    np.testing.assert_array_equal(got_quads.reshape(n, 4), np.stack([q[:, 3], q[:, 2], q[:, 1], q[:, 0]], axis=1))
+    np.testing.assert_array_equal(got_doubles, doubles + 1.0)
+
+
 def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
     out, early, mid = tp.run_cp_async(runner)
     src = tp.cp_async_source().reshape(5, 32, 4)
@@ -246,6 +262,8 @@ def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
         r"the copy size 8"),
     (3, r"cp\.async\.bulk\.prefetch\.L2 \(inline PTX\) at tensor_misuse\.cu:\d+ in kernel misuse: the address "
         r"0x[0-9a-f]+ must be 16-byte aligned and the size 64 a multiple of 16"),
+    (4, r"ld\.volatile\.global\.v2\.u64 \(inline PTX\) at tensor_misuse\.cu:\d+ in kernel misuse: the address "
+        r"0x[0-9a-f]+ must be 16-byte aligned"),
 ])
 def test_tensor_misuse_is_reported(runner: tp.EmuRunner, mode: int, message: str) -> None:
     g = np.zeros(256, np.float16)

@@ -3,6 +3,7 @@
 //   1: wmma::load_matrix_sync from a pointer that is not 256-bit aligned
 //   2: cp.async.ca of 8 bytes to a 4-byte-aligned shared address
 //   3: cp.async.bulk.prefetch.L2 of a global address that is not 16-byte aligned
+//   4: a 16-byte ld.volatile.global.v2.u64 from an 8-byte-aligned address
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -22,6 +23,10 @@ __global__ void misuse(const half* g, float* out, int mode) {
         out[threadIdx.x] = __half2float(a.x[0]);
     } else if (mode == 3) {
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], 64;" ::"l"(g + 2) : "memory");
+    } else if (mode == 4) {
+        unsigned long long a, b;
+        asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(g + 4) : "memory");
+        out[threadIdx.x] = (float)(a + b);
     } else {
         asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"((uint32_t)__cvta_generic_to_shared(&S[2])), "l"(g));
         asm volatile("cp.async.wait_all;" ::);

@@ -11,6 +11,13 @@ instructions emu executes:
   and `mma.sync.aligned.{m16n8k4,m16n8k8}.row.col.f32.tf32.tf32.f32`;
 * `ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans].shared[::cta].b16`;
 * `cvt.rna.tf32.f32` (float32 -> tf32 bits, as wmma::__float_to_tf32);
+* global loads and stores with a memory-order qualifier, as decoupled
+  look-backs publish and poll status words:
+  `ld[.volatile|.relaxed.S|.acquire.S].global[.ca|.cg|.cs|.lu|.cv][.v2|.v4].T`
+  and `st[.volatile|.relaxed.S|.release.S].global[.wb|.cg|.cs|.wt][.v2|.v4].T`
+  (S a scope, T one of b/u/s/f 32/64, at most 16 bytes). Blocks and their
+  threads take turns on emu, so each is a plain access of the natural
+  alignment the PTX ISA requires (checked);
 * `cp.async.{ca,cg}.shared[::cta].global[.L2::{64,128,256}B] [dst], [src], size[, src_size]`,
   `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`;
 * the cache hints `prefetch{.global,.local}.{L1,L2}`,
@@ -52,6 +59,14 @@ _LDMATRIX = re.compile(r"ldmatrix\.sync\.aligned\.m8n8\.x(?P<n>1|2|4)(?P<trans>\
 _CP_ASYNC = re.compile(r"cp\.async\.(?P<level>ca|cg)\.shared(?:::cta)?\.global(?:\.L2::(?:64|128|256)B)?")
 _PREFETCH = re.compile(r"prefetch(?:\.global|\.local)?\.L[12]|prefetch\.global\.L2::evict_(?:last|normal)|prefetchu\.L1")
 _BULK_PREFETCH = re.compile(r"cp\.async\.bulk\.prefetch\.L2\.global(?P<hint>\.L2::cache_hint)?")
+_GLOBAL_ACCESS = re.compile(
+    r"(?P<op>ld|st)(?P<sem>\.volatile|\.weak|\.(?P<order>relaxed|acquire|release)\.(?:cta|cluster|gpu|sys))?"
+    r"\.global(?P<cache>\.(?:ca|cg|cs|lu|cv|wb|wt))?(?:\.v(?P<vec>2|4))?\.(?P<type>[bsu](?:32|64)|f(?:32|64))")
+# what each side of an access may carry: loads acquire, stores release
+_ACCESS_ORDERS = {"ld": {None, "relaxed", "acquire"}, "st": {None, "relaxed", "release"}}
+_ACCESS_CACHE = {"ld": {None, ".ca", ".cg", ".cs", ".lu", ".cv"}, "st": {None, ".wb", ".cg", ".cs", ".wt"}}
+# register constraints that hold a value of each width
+_WIDTH_CONSTRAINTS = {4: ("r", "f"), 8: ("l", "d")}
 _WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(?P<n>\d+)k16\.f32\.(?P<a>f16|bf16)\.(?P<b>f16|bf16)")
 _PRED_DECL = re.compile(r"\.reg\s+\.pred\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
 _SETP = re.compile(r"setp\.(?P<cmp>eq|ne)\.(?:b32|s32|u32)")
@@ -246,6 +261,28 @@ def _cp_async(ins: _Instruction, m: re.Match[str]) -> str:
             f"(long long){size}, (long long){src_size}, __FILE__, __LINE__);")
 
 
+def _global_access(ins: _Instruction, m: re.Match[str]) -> str:
+    op, count, width = m["op"], int(m["vec"] or 1), int(m["type"][1:]) // 8
+    if (m["order"] not in _ACCESS_ORDERS[op] or m["cache"] not in _ACCESS_CACHE[op]
+            or (m["cache"] and m["sem"] not in (None, ".weak")) or count * width > 16 or len(ins.args) != 2):
+        raise ins.fail()
+    load = op == "ld"
+    address = ins.address(ins.args[1] if load else ins.args[0])
+    values = ins.args[0] if load else ins.args[1]
+    refs = ins.vector(values, count) if count > 1 else [values]
+    operands = [ins.operand(ref, output=load) for ref in refs]
+    if any(o.constraint not in _WIDTH_CONSTRAINTS[width] for o in operands):
+        raise ins.fail()
+    what = f'"{ins.opcode} (inline PTX)"'
+    if load:
+        copies = " ".join(f"{EMU}set_operand<{width}>({o.expr}, __emu_m + {i * width});" for i, o in enumerate(operands))
+        return (f"{{ unsigned char __emu_m[16]; {EMU}ptx_global_access(false, {address}, __emu_m, {count * width}, "
+                f"{what}, __FILE__, __LINE__); {copies} }}")
+    copies = " ".join(f"{EMU}get_operand<{width}>({o.expr}, __emu_m + {i * width});" for i, o in enumerate(operands))
+    return (f"{{ unsigned char __emu_m[16]; {copies} {EMU}ptx_global_access(true, {address}, __emu_m, "
+            f"{count * width}, {what}, __FILE__, __LINE__); }}")
+
+
 def _wgmma(ins: _Instruction, m: re.Match[str]) -> str:
     n = int(m["n"])
     if m["b"] != m["a"] or n % 8 or not 8 <= n <= 256:
@@ -302,6 +339,8 @@ def _instruction(text: str, operands: list[Operand], predicates: set[str] | None
         return _ldmatrix(ins, m)
     if m := _CP_ASYNC.fullmatch(op):
         return _cp_async(ins, m)
+    if m := _GLOBAL_ACCESS.fullmatch(op):
+        return _global_access(ins, m)
     if _PREFETCH.fullmatch(op) and len(ins.args) == 1:
         return f"(void){ins.address(ins.args[0])};"
     if (m := _BULK_PREFETCH.fullmatch(op)) and len(ins.args) == (3 if m["hint"] else 2):

@@ -413,6 +413,31 @@ inline void ptx_bulk_prefetch(uint64_t src_addr, long long bytes, const char* fi
          base_name(file), line, g.launch->name, (const void*)(uintptr_t)src_addr, bytes);
 }
 
+// ld/st.global with a memory-order qualifier (.volatile, .relaxed, .acquire,
+// .release): blocks and their threads take turns on emu, so each is a plain
+// access; the natural alignment the PTX ISA requires of it is checked.
+inline void ptx_global_access(bool store, uint64_t addr, unsigned char* bytes, int size, const char* what,
+                              const char* file, int line) {
+  current_thread(what);
+  if (addr % (uint64_t)size != 0) {
+    fail("%s at %s:%d in kernel %s: the address %p must be %d-byte aligned", what, base_name(file), line,
+         g.launch->name, (const void*)(uintptr_t)addr, size);
+    return;
+  }
+  if (store) memcpy((void*)(uintptr_t)addr, bytes, (size_t)size);
+  else memcpy(bytes, (const void*)(uintptr_t)addr, (size_t)size);
+}
+template <int N, class T>
+inline void set_operand(T& dst, const unsigned char* bytes) {
+  static_assert(sizeof(T) == N, "an inline PTX ld/st register operand must be as wide as the access's type");
+  memcpy(&dst, bytes, N);
+}
+template <int N, class T>
+inline void get_operand(const T& src, unsigned char* bytes) {
+  static_assert(sizeof(T) == N, "an inline PTX ld/st register operand must be as wide as the access's type");
+  memcpy(bytes, &src, N);
+}
+
 inline void async_commit() {
   current_thread("cp.async.commit_group");
   AsyncQueue& q = my_async_queue();
