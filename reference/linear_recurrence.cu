@@ -172,10 +172,9 @@ __device__ __forceinline__ void prefetch_tile(const float* a, const float* x, lo
 }
 
 template <bool VEC4>
-__global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass(const float* __restrict__ a,
-                                                                                 const float* __restrict__ x,
-                                                                                 float* __restrict__ h, int batch,
-                                                                                 int seq_len, unsigned long long* status, unsigned base) {
+__global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass(
+    const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ h, int batch, int seq_len,
+    unsigned long long* status, unsigned base) {
     __shared__ __align__(16) float sa[TILE];
     __shared__ __align__(16) float sx[TILE];
     __shared__ Affine warp_total[WARPS];
@@ -264,7 +263,8 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
         if (k > 0) {
             const long long own_status = status_pair(order, k, batch, seq_len);
             carry = look_back(status, own_status, k, base, lane);
-            if (lane == 0) write_word(status + own_status + 1, word(base + END_STATE, fmaf(tile_map.a, carry, tile_map.x)));
+            if (lane == 0)
+                write_word(status + own_status + 1, word(base + END_STATE, fmaf(tile_map.a, carry, tile_map.x)));
         }
         if (lane == 0) carry_in = carry;
     }

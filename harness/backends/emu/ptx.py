@@ -275,7 +275,8 @@ def _global_access(ins: _Instruction, m: re.Match[str]) -> str:
         raise ins.fail()
     what = f'"{ins.opcode} (inline PTX)"'
     if load:
-        copies = " ".join(f"{EMU}set_operand<{width}>({o.expr}, __emu_m + {i * width});" for i, o in enumerate(operands))
+        copies = " ".join(f"{EMU}set_operand<{width}>({o.expr}, __emu_m + {i * width});"
+                          for i, o in enumerate(operands))
         return (f"{{ unsigned char __emu_m[16]; {EMU}ptx_global_access(false, {address}, __emu_m, {count * width}, "
                 f"{what}, __FILE__, __LINE__); {copies} }}")
     copies = " ".join(f"{EMU}get_operand<{width}>({o.expr}, __emu_m + {i * width});" for i, o in enumerate(operands))
