@@ -119,7 +119,7 @@ def test_float32_orders_pass_with_margin(case: dict[str, Any]) -> None:
     inputs, ref = case_inputs(case), case_reference(case)
     a, x = inputs["a"], inputs["x"]
     assert worst_ratio(sequential_float32(a, x), ref) <= 0.25
-    for chunk in (4, 64, 2048):
+    for chunk in (4, 64, 2048, 4096):  # 4096: the reference's tile
         assert worst_ratio(chunked_float32(a, x, chunk), ref) <= 0.25, chunk
 
 
