@@ -220,8 +220,8 @@ def test_prefetch_hints_change_nothing(runner: tp.EmuRunner, n: int) -> None:
     np.testing.assert_array_equal(out, source)
 
 
-@pytest.mark.parametrize("n", [1, 63, 64, 200])
-def test_ordered_global_accesses_move_the_bytes_they_name(runner: tp.EmuRunner, n: int) -> None:
+def check_global_accesses(runner: tp.Runner, n: int) -> None:
+    """tests/emu_programs/global_access.cu moves exactly the bytes its ld/st name."""
     rng = np.random.default_rng(n)
     words = rng.integers(0, 2**63, size=2 * n, dtype=np.uint64)
     values = rng.standard_normal(n).astype(np.float32)
@@ -234,6 +234,17 @@ def test_ordered_global_accesses_move_the_bytes_they_name(runner: tp.EmuRunner, 
     q = quads.reshape(n, 4)
     np.testing.assert_array_equal(got_quads.reshape(n, 4), np.stack([q[:, 3], q[:, 2], q[:, 1], q[:, 0]], axis=1))
     np.testing.assert_array_equal(got_doubles, doubles + 1.0)
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 200])
+def test_ordered_global_accesses_move_the_bytes_they_name(runner: tp.EmuRunner, n: int) -> None:
+    check_global_accesses(runner, n)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 200])
+def test_ordered_global_accesses_do_the_same_on_the_gpu(tmp_path: Path, n: int) -> None:
+    check_global_accesses(tp.CudaRunner(tmp_path), n)
 
 
 def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
