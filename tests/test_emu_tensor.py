@@ -247,6 +247,40 @@ def test_ordered_global_accesses_do_the_same_on_the_gpu(tmp_path: Path, n: int) 
     check_global_accesses(tp.CudaRunner(tmp_path), n)
 
 
+def check_carry_arithmetic(runner: tp.Runner, n: int) -> None:
+    """tests/emu_programs/carry_arithmetic.cu: 64-bit sums and differences built
+    from add.cc/addc and sub.cc/subc agree with NumPy; the flag after a
+    subtraction is the carry of a + ~b + 1 (1 when nothing was borrowed), which
+    is what an addc after it adds on an H200; the carry of x + ~key counts the
+    words greater than key."""
+    rng = np.random.default_rng(n)
+    words = rng.integers(0, 2**32, size=4 * n, dtype=np.uint64).astype(np.uint32)
+    words[: 2 * n : 7] = 0xFFFFFFFF  # carries and borrows ripple through the high word
+    words[2 * n :: 5] = 0
+    words[3 * n :] = words[: n]  # equal words: not greater
+    sums, diffs, flags = runner.call("carry_arithmetic.cu", words, np.zeros(2 * n, np.uint32),
+                                     np.zeros(2 * n, np.uint32), np.zeros(3 * n, np.uint32), n)[1:]
+    a = words[: 2 * n].view(np.uint64)
+    b = words[2 * n :].view(np.uint64)
+    np.testing.assert_array_equal(sums.view(np.uint64), a + b)
+    np.testing.assert_array_equal(diffs.view(np.uint64), a - b)
+    flags = flags.reshape(n, 3)
+    np.testing.assert_array_equal(flags[:, 0], (a.astype(object) + b.astype(object) >= 2**64).astype(np.uint32))
+    np.testing.assert_array_equal(flags[:, 1], (a >= b).astype(np.uint32))
+    np.testing.assert_array_equal(flags[:, 2], (words[None, :] > words[:n, None]).sum(1).astype(np.uint32))
+
+
+@pytest.mark.parametrize("n", [1, 37, 200])
+def test_carry_arithmetic_follows_the_ptx_isa(runner: tp.EmuRunner, n: int) -> None:
+    check_carry_arithmetic(runner, n)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 200])
+def test_carry_arithmetic_does_the_same_on_the_gpu(tmp_path: Path, n: int) -> None:
+    check_carry_arithmetic(tp.CudaRunner(tmp_path), n)
+
+
 def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
     out, early, mid = tp.run_cp_async(runner)
     src = tp.cp_async_source().reshape(5, 32, 4)

@@ -118,6 +118,10 @@ def test_distributions_match_their_descriptions() -> None:
     assert (np.diff(keys["ascending"].astype(np.int64), axis=1) >= 0).all()
     assert (np.diff(keys["descending"].astype(np.int64), axis=1) <= 0).all()
     assert set(np.unique(keys["extremes"]).tolist()) == {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX - 1, INT32_MAX}
+    for row in keys["tied_top"]:  # the 1st, 9th and 30th largest keys 4 times each, the rest distinct
+        values, counts = np.unique(row, return_counts=True)
+        assert counts[-1] == 4 and sorted(counts[counts > 1]) == [4, 4, 4]
+        assert values[-9:][counts[-9:] > 1].size == 2  # the largest and the 9th largest: among the 9 largest values
 
 
 def test_metadata_is_consistent() -> None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-DISTRIBUTIONS = ("uniform", "few_distinct", "all_equal", "ascending", "descending", "extremes")
+DISTRIBUTIONS = ("uniform", "few_distinct", "all_equal", "ascending", "descending", "extremes", "tied_top")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 UNWRITTEN_MARKER = 0x7FC0FFEE  # the harness's marker for an int32 output never written: no key may equal it
 
@@ -54,6 +54,18 @@ def generate_inputs(
         keys = np.sort(_uniform(shape, rng), axis=1)
     elif distribution == "descending":
         keys = -np.sort(-_uniform(shape, rng), axis=1)
+    elif distribution == "tied_top":
+        # uniform, then the row's largest, 9th and 30th largest keys each copied
+        # over 3 columns outside its top 32 (distinct random ones): equal keys
+        # at the top, inside the top k and at its edge, in rows otherwise distinct
+        keys = _uniform(shape, rng)
+        order = np.argsort(-keys, axis=1, kind="stable")
+        spare = order[:, 32:]  # columns outside the top 32
+        chosen = np.take_along_axis(spare, np.argsort(rng.random(spare.shape), axis=1)[:, :9], axis=1)
+        for i, place in enumerate(place for place in (0, 8, 29) if place < shape[1]):
+            copies = chosen[:, 3 * i : 3 * i + 3]
+            source = np.take_along_axis(keys, order[:, place : place + 1], axis=1)
+            np.put_along_axis(keys, copies, np.broadcast_to(source, copies.shape), axis=1)
     elif distribution == "extremes":
         palette = np.array([INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX - 1, INT32_MAX])
         keys = palette[rng.integers(0, palette.size, shape)]

@@ -29,7 +29,13 @@ instructions emu executes:
   `wgmma.fence.sync.aligned`, `wgmma.commit_group.sync.aligned`,
   `wgmma.wait_group.sync.aligned N`, `fence.proxy.async[.shared::cta]`;
 * a `{ ... }` scope, `.reg .pred P` and `setp.{eq,ne}.{b32,s32,u32} P, a, b`
-  (how wgmma's scale-d predicate is written).
+  (how wgmma's scale-d predicate is written);
+* 32-bit extended-precision arithmetic: `add.cc`, `addc[.cc]`, `sub.cc`,
+  `subc[.cc]` on `.u32`/`.s32` registers, with one carry flag per asm
+  statement (the PTX ISA keeps CC.CF only within straight-line code). As on
+  an H200, a subtraction is a + ~b + 1 (subc: a + ~b + CF) and leaves the
+  carry of that sum, 1 when nothing was borrowed: subc chains subtract
+  correctly, and an addc after a sub.cc adds the inverse of the borrow.
 
 The statement becomes one immediately-invoked lambda on its first line (the
 newlines it spanned follow it, so line numbers stay put). Any other
@@ -70,6 +76,8 @@ _WIDTH_CONSTRAINTS = {4: ("r", "f"), 8: ("l", "d")}
 _WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(?P<n>\d+)k16\.f32\.(?P<a>f16|bf16)\.(?P<b>f16|bf16)")
 _PRED_DECL = re.compile(r"\.reg\s+\.pred\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
 _SETP = re.compile(r"setp\.(?P<cmp>eq|ne)\.(?:b32|s32|u32)")
+_CARRY = re.compile(r"(?P<op>add|sub)(?P<c>c)?(?P<cc>\.cc)?\.[us]32")
+CARRY_FLAG = "__emu_carry"
 _MMA_TYPES = {"f16": "F16", "bf16": "BF16", "tf32": "TF32"}
 # (type, k) -> (A registers, B registers) per lane
 _MMA_REGS = {("f16", 8): (2, 1), ("f16", 16): (4, 2), ("bf16", 8): (2, 1), ("bf16", 16): (4, 2),
@@ -284,6 +292,23 @@ def _global_access(ins: _Instruction, m: re.Match[str]) -> str:
             f"{count * width}, {what}, __FILE__, __LINE__); }}")
 
 
+def _carry_arithmetic(ins: _Instruction, m: re.Match[str]) -> str:
+    """add.cc / addc / sub.cc / subc on 32-bit registers as one 33-bit sum:
+    a + b (+ CF), or a + ~b + 1 (subc: + CF); the carry is its bit 32."""
+    if not (m["c"] or m["cc"]) or len(ins.args) != 3:
+        raise ins.fail()  # a plain add or sub: not an extended-precision step
+    out = ins.operand(ins.args[0], output=True)
+    if out.constraint != "r":
+        raise ins.fail()
+    a, b = (f"(unsigned long long)(uint32_t){ins.value(ref)}" for ref in ins.args[1:])
+    if m["op"] == "sub":
+        b = f"(unsigned long long)(uint32_t)~(uint32_t){ins.value(ins.args[2])}"
+    carry_in = CARRY_FLAG if m["c"] else ("1" if m["op"] == "sub" else "0")
+    carry_out = f" {CARRY_FLAG} = (unsigned)(__emu_wide >> 32);" if m["cc"] else ""
+    return (f"{{ unsigned long long __emu_wide = {a} + {b} + {carry_in}; "
+            f"{EMU}set_reg({out.expr}, (uint32_t)__emu_wide);{carry_out} }}")
+
+
 def _wgmma(ins: _Instruction, m: re.Match[str]) -> str:
     n = int(m["n"])
     if m["b"] != m["a"] or n % 8 or not 8 <= n <= 256:
@@ -332,6 +357,8 @@ def _instruction(text: str, operands: list[Operand], predicates: set[str] | None
     if (m := _SETP.fullmatch(op)) and len(ins.args) == 3 and ins.args[0] in predicates:
         cmp = "==" if m["cmp"] == "eq" else "!="
         return f"__emu_pred_{ins.args[0]} = ({ins.value(ins.args[1])} {cmp} {ins.value(ins.args[2])});"
+    if m := _CARRY.fullmatch(op):
+        return _carry_arithmetic(ins, m)
     if m := _MUFU.fullmatch(op):
         return _mufu(ins, m["op"])
     if m := _MMA.fullmatch(op):
@@ -418,6 +445,8 @@ def asm_rewrites(source: str, code: str, filename: str) -> list[Rewrite]:
             continue
         spanned = source[m.start():close + 1]
         newline = "\\\n" if "\\\n" in spanned else "\n"  # inside a #define, lines continue
+        if any(CARRY_FLAG in statement for statement in statements):
+            statements.insert(0, f"unsigned {CARRY_FLAG} = 0;")
         text = f"[&]() {{ {' '.join(statements)} }}()" + newline * spanned.count("\n")
         rewrites.append(Rewrite(m.start(), close + 1, text))
     return rewrites
