@@ -57,6 +57,12 @@ SIZES_NOT_IN_THE_CHALLENGE_TESTS = {
         "columns_97": ({"batch": 1, "seq_len": 130, "n_heads": 1, "head_dim": 97, "d_state": 8}, "large_angles"),
         "one_pair_eleven_chunks": ({"batch": 2, "seq_len": 700, "n_heads": 1, "head_dim": 3, "d_state": 2}, "fast_decay"),
     },
+    # more tiles of 256 entries than emu's grid of persistent warps (132 SMs x 8
+    # blocks x 8 warps): the reference's warps walk a second tile, with the
+    # rows they loaded ahead for it
+    "spmv_csr": {
+        "persistent_warps_walk_on": ({"rows": 90001, "cols": 70001, "nnz": 3000017}, "power_law"),
+    },
     "mamba3_scan_backward": {
         "state_128_columns_128": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 128, "d_state": 128}, "moderate"),
         "state_100_columns_33": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 33, "d_state": 100}, "long_memory"),

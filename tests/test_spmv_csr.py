@@ -94,6 +94,7 @@ CORRECT_ORDERS: dict[str, RowSums] = {
     "thread_per_row": lambda rp, t: lane_sums(rp, t, 1)[:, 0],  # naive.cu
     "warp_per_row": lambda rp, t: shuffle_tree(lane_sums(rp, t, 32)),  # warp_per_row.cu
     "tiles_atomics": tiles_and_atomics,  # merge-path or row-splitting kernels
+    "tiles_256_atomics": lambda rp, t: tiles_and_atomics(rp, t, tile=256),  # reference/spmv_csr.cu's warp tiles
 }
 WRONG_ORDERS: dict[str, RowSums] = {
     "half_accumulators": lambda rp, t: shuffle_tree(lane_sums(rp, t, 32, np.float16)).astype(F32),
