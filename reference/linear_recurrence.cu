@@ -158,13 +158,25 @@ __device__ __forceinline__ long long status_pair(long long order, int k, int bat
     return 2 * ((order % batch) * ((seq_len + TILE - 1) / TILE) + k);
 }
 
+// The tile of block `order`: tile order / batch of row order % batch.
+struct TileSpan {
+    int k;         // tile index within its row
+    size_t first;  // the tile's first step
+    int steps;     // TILE, or fewer at the end of a row
+};
+
+__device__ __forceinline__ TileSpan tile_span(long long order, int batch, int seq_len) {
+    const int k = (int)(order / batch);
+    const int rest = seq_len - k * TILE;
+    return {k, (size_t)(order % batch) * seq_len + (size_t)k * TILE, rest < TILE ? rest : TILE};
+}
+
 // Brings the a and x of the tile with block index `order` into L2, one bulk
 // prefetch per array (whole 16-byte units; the launch is aligned).
 __device__ __forceinline__ void prefetch_tile(const float* a, const float* x, long long order, int batch, int seq_len) {
-    const int k = (int)(order / batch);
-    const size_t first = (size_t)(order % batch) * seq_len + (size_t)k * TILE;
-    const int steps = seq_len - k * TILE < TILE ? seq_len - k * TILE : TILE;
-    const unsigned bytes = (unsigned)(steps * 4) & ~15u;
+    const TileSpan span = tile_span(order, batch, seq_len);
+    const size_t first = span.first;
+    const unsigned bytes = (unsigned)(span.steps * 4) & ~15u;
     if (bytes) {
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a + first), "r"(bytes) : "memory");
         asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(x + first), "r"(bytes) : "memory");
@@ -184,9 +196,9 @@ __global__ __launch_bounds__(THREADS, BLOCKS_PER_SM) void recurrence_single_pass
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     PHASE(0);
     const long long order = (long long)blockIdx.x;
-    const int k = (int)(order / batch);  // tile index within its row
-    const size_t first = (size_t)(order % batch) * seq_len + (size_t)k * TILE;  // the tile's first step
-    const int steps = seq_len - k * TILE < TILE ? seq_len - k * TILE : TILE;
+    const TileSpan span = tile_span(order, batch, seq_len);
+    const int k = span.k, steps = span.steps;
+    const size_t first = span.first;
     const bool whole = VEC4 && steps == TILE;
 
     if (whole) {
