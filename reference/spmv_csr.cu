@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS)
     spmv_warps(const int* __restrict__ row_ptr, const int* __restrict__ col_idx, const float* __restrict__ values,
                const float* __restrict__ x, float* __restrict__ y, int rows, int nnz, int tiles,
                const unsigned* __restrict__ tile_first) {
-    __shared__ unsigned s_bits[WARPS][32];            // lane l: bit i set when a row starts at entry 8l + i
+    __shared__ unsigned s_bits[WARPS][32];            // lane l: bit i set when a row starts at its entry i
     __shared__ int s_row[WARPS][TILE];                // at a start: its row
     __shared__ __align__(16) int s_swap[WARPS][TILE];  // the columns, then the gathered x, in entry order
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS)
         int tail_row = -1;
         if (__any_sync(FULL, bits & (bits - 1))) {  // some lane holds two starts or more: rows end inside it
             float run = 0.0f;
-    #pragma unroll
+#pragma unroll
             for (int i = 0; i < LANE_ENTRIES; ++i) {
                 if (bits >> i & 1) {
                     if (tail_row < 0)
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS)
                 tail = run;
         } else {  // at most one start per lane: split the sum there
             const unsigned from_start = bits ? ~(bits - 1) : 0u;  // entries at or after the start
-    #pragma unroll
+#pragma unroll
             for (int i = 0; i < LANE_ENTRIES; ++i) {
                 if (from_start >> i & 1)
                     tail += p[i];
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(32 * WARPS, MIN_BLOCKS)
         const int head = 31 - __clz(below_or_me | 1u);
         const int reach = lane - head;  // lanes since this lane's segment began
         float v = bits ? tail : lead;
-    #pragma unroll
+#pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
             const float up = __shfl_up_sync(FULL, v, d);
             if (reach >= d) v += up;
