@@ -631,7 +631,8 @@ def profile_command(name: str, solution: Path, report_path: Path | None, arch: s
     one verified warm-up): per kernel its duration, memory and SM throughput
     (% of peak), achieved occupancy, registers and shared memory per block,
     top stall reasons, warp instructions and the time they take at full
-    issue, the busiest pipes, and the distance from the challenge's floor."""
+    issue, the busiest pipes, the SASS instructions where warps were most
+    often sampled waiting, and the distance from the challenge's floor."""
     from . import profile
     from .backends import visible_gpus
     from .build.signature import check_signature
@@ -673,13 +674,20 @@ def profile_command(name: str, solution: Path, report_path: Path | None, arch: s
                 f"{k.issue_active_pct:.1f}% of cycles: {format_time(k.full_issue_s)} at one per scheduler per cycle"
                 + (f"; busiest pipes {pipes}" if pipes else "")
             )
+    for k in result.kernels:
+        if k.hot_spots:
+            show(f"{k.name.split('(')[0]}: where its warps were sampled waiting (share of samples, SASS offset, states):")
+            for spot in k.hot_spots:
+                states = ", ".join(f"{reason} {samples}" for reason, samples in spot.reasons)
+                show(f"  {spot.share_pct:5.1f}%  +0x{spot.offset:04x}  {spot.sass}  ({states})")
     if result.floor_s:
         show(
             f"kernels {format_time(result.kernel_time_s)} in all; floor {format_time(result.floor_s)} "
             f"({result.bytes_moved / 1e6:.1f} MB at the {result.copy_bandwidth_bytes_per_s / 1e12:.2f} TB/s copy bandwidth "
             f"measured in the same process): {result.times_floor:.2f}x the floor"
         )
-    show(f"Nsight Compute report: {result.report_path} (open with ncu-ui); raw CSV: {result.csv_path}")
+    show(f"Nsight Compute report: {result.report_path} (open with ncu-ui); raw CSV: {result.csv_path}; "
+         f"source page: {Path(result.csv_path).with_suffix('.source.csv')}")
 
 
 

@@ -9,7 +9,9 @@ block, the top stall reasons, the warp instructions and how often the
 schedulers issued them (so the time the kernel would take at one instruction
 per scheduler per cycle), the busiest pipes; and the distance from the
 challenge's floor (its byte model over the copy bandwidth measured in the
-same process).
+same process). SourceCounters' warp-state sampling, read from the source
+page (--page source, SASS), adds per kernel the instructions where its warps
+were most often found stalled, with the states they were in.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .build import nvcc
@@ -32,7 +34,7 @@ from .challenge import Challenge
 from .errors import HarnessError, ToolNotFound
 from .testdata import case_data_path
 
-SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis")
+SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis", "SourceCounters")
 STALL_METRIC = re.compile(r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio")
 # Collected beside the sections, so the summary never depends on a section's contents.
 METRICS = (
@@ -61,6 +63,11 @@ ISSUE_METRIC = "sm__issue_active.avg.pct_of_peak_sustained_elapsed"
 # that is listed already.
 PIPE_METRIC = re.compile(r"sm__(?:inst_executed_pipe_([a-z0-9]+)|pipe_([a-z0-9]+)_cycles_active)\.avg\.pct_of_peak_sustained_elapsed")
 TOP_PIPES = 2
+# The source page (SourceCounters' warp-state sampling per SASS instruction): its columns.
+SAMPLES_COLUMN = "Warp Stall Sampling (All Samples)"
+SAMPLED_STALL = re.compile(r"stall_(\w+)")  # the per-reason sample counts ("stall_long_sb"; not the "(Not Issued)" ones)
+TOP_HOT_SPOTS = 3
+TOP_HOT_SPOT_REASONS = 2
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
 # ncu's unit names: long ones in older releases, short ones (as ncu 2025 on the H200 prints them) now
 UNIT_SCALES = {
@@ -92,6 +99,15 @@ class PipeUse:
 
 
 @dataclass(frozen=True)
+class HotSpot:
+    """A SASS instruction where the kernel's warps were found stalled."""
+    offset: int  # bytes from the kernel's first instruction
+    sass: str
+    share_pct: float  # of the kernel's warp-state samples
+    reasons: list[tuple[str, int]]  # the largest sampled states there, with their sample counts
+
+
+@dataclass(frozen=True)
 class KernelProfile:
     name: str
     duration_s: float
@@ -111,6 +127,7 @@ class KernelProfile:
     # duration x issue share: the kernel's time if every scheduler issued on every cycle (at the clock ncu saw)
     full_issue_s: float | None = None
     pipes: list[PipeUse] = field(default_factory=list)  # the busiest, largest first
+    hot_spots: list[HotSpot] = field(default_factory=list)  # the most sampled instructions, largest first
 
 
 @dataclass(frozen=True)
@@ -167,6 +184,11 @@ def ncu_command(ncu: Path, report: Path, target: list[str], sections: tuple[str,
 
 def import_command(ncu: Path, report: Path) -> list[str]:
     return [str(ncu), "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"]
+
+
+def source_command(ncu: Path, report: Path) -> list[str]:
+    """The source page: per kernel, per SASS instruction, SourceCounters' samples."""
+    return [str(ncu), "--import", str(report), "--csv", "--page", "source", "--print-source", "sass"]
 
 
 def run_ncu(command: list[str], timeout_s: float, env: dict[str, str] | None = None) -> str:
@@ -259,6 +281,69 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
     return kernels
 
 
+def base_name(kernel: str) -> str:
+    """A kernel's function name without return type, template arguments or
+    parameters: the raw page and the source page spell the rest differently
+    ("spmv_warps<1>" against "spmv_warps<(bool)1>")."""
+    head = kernel.split("(", 1)[0].split("<", 1)[0].strip()
+    return head.split()[-1] if head else kernel
+
+
+def parse_source_csv(text: str) -> dict[str, list[HotSpot]]:
+    """ncu's source page as CSV: per kernel a "Kernel Name" line, a header,
+    one row per SASS instruction. Returns each kernel's (by base name) most
+    sampled instructions; a kernel printed again (ncu repeats the page) keeps
+    its first block."""
+    blocks: list[tuple[str, list[str], list[list[str]]]] = []  # (base name, header, instruction rows)
+    for row in csv.reader(io.StringIO(text)):
+        if not row:
+            continue
+        if row[0] == "Kernel Name" and len(row) > 1:
+            blocks.append((base_name(row[1]), [], []))
+        elif blocks and row[0] == "Address":
+            blocks[-1][1][:] = row
+        elif blocks and row[0].startswith("0x"):
+            blocks[-1][2].append(row)
+    spots: dict[str, list[HotSpot]] = {}
+    for name, header, rows in blocks:
+        spots.setdefault(name, hot_spots(header, rows))
+    return spots
+
+
+def hot_spots(header: list[str], rows: list[list[str]]) -> list[HotSpot]:
+    column = {name: i for i, name in enumerate(header)}
+    if SAMPLES_COLUMN not in column or not rows:
+        return []
+
+    def count(row: list[str], name: str) -> int:
+        try:
+            return int(row[column[name]].replace(",", "") or 0)
+        except (ValueError, IndexError):
+            return 0
+
+    reasons = [name for name in header if SAMPLED_STALL.fullmatch(name) and name[len("stall_"):] not in NOT_STALLS]
+    total = sum(count(row, SAMPLES_COLUMN) for row in rows)
+    if total == 0:
+        return []
+    first = int(rows[0][0], 16)
+    ranked = sorted(rows, key=lambda row: -count(row, SAMPLES_COLUMN))[:TOP_HOT_SPOTS]
+    return [
+        HotSpot(
+            offset=int(row[0], 16) - first,
+            sass=" ".join(row[1].split()),
+            share_pct=100.0 * count(row, SAMPLES_COLUMN) / total,
+            reasons=sorted(((name[len("stall_"):], count(row, name)) for name in reasons if count(row, name)),
+                           key=lambda reason: -reason[1])[:TOP_HOT_SPOT_REASONS],
+        )
+        for row in ranked
+        if count(row, SAMPLES_COLUMN)
+    ]
+
+
+def with_hot_spots(kernels: list[KernelProfile], spots: dict[str, list[HotSpot]]) -> list[KernelProfile]:
+    return [replace(k, hot_spots=spots.get(base_name(k.name), [])) for k in kernels]
+
+
 def profile(
     challenge: Challenge,
     solution: Path,
@@ -295,10 +380,12 @@ def profile(
     raw = run_ncu(import_command(ncu, report), timeout_s)
     csv_path = report.with_suffix(".csv")
     csv_path.write_text(raw)
+    source = run_ncu(source_command(ncu, report), timeout_s)
+    report.with_suffix(".source.csv").write_text(source)
     bytes_moved = challenge.cost_of("bytes", case.sizes)
     bandwidth = result["copy_bandwidth_bytes_per_s"]
     return Profile(
         challenge=challenge.name, solution=str(solution), device=result["device"], report_path=str(report),
-        csv_path=str(csv_path), kernels=parse_raw_csv(raw), bytes_moved=bytes_moved,
+        csv_path=str(csv_path), kernels=with_hot_spots(parse_raw_csv(raw), parse_source_csv(source)), bytes_moved=bytes_moved,
         copy_bandwidth_bytes_per_s=bandwidth, floor_s=bytes_moved / bandwidth if bytes_moved else None,
     )

@@ -11,11 +11,16 @@ profile_data/ncu-raw-h200-ssm-reference.csv is ncu's raw page of
 H200 (ncu of CUDA 13.0, driver 580.159.04), with ncu's short unit names;
 profile_data/ncu-raw-h200-mamba3-lookback.csv the same for the tensor-core
 kernel now in reference/mamba3_scan.cu, as it was before its split was made
-by truncation (then solutions/mamba3_scan/chunk_parallel_lookback.cu). The
+by truncation (then solutions/mamba3_scan/chunk_parallel_lookback.cu).
+profile_data/ncu-source-h200-spmv-trimmed.csv is ncu's source page (--page
+source --print-source sass) of a warp-tile spmv_csr candidate on an H200
+(2026-12-01), trimmed to each kernel's first 12 and 12 most sampled
+instructions, with the repeated block ncu prints for each kernel kept. The
 gpu-marked test profiles the reference for real."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -31,6 +36,7 @@ from harness.errors import ExitCode, ToolNotFound
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).with_name("profile_data") / "ncu-raw-constructed.csv"
 H200_RUN = Path(__file__).with_name("profile_data") / "ncu-raw-h200-ssm-reference.csv"
+H200_SOURCE_PAGE = Path(__file__).with_name("profile_data") / "ncu-source-h200-spmv-trimmed.csv"
 H200_TENSOR_CORES = Path(__file__).with_name("profile_data") / "ncu-raw-h200-mamba3-lookback.csv"
 
 
@@ -75,6 +81,33 @@ def test_the_raw_page_becomes_a_per_kernel_summary():
     assert fixup.shared_memory_per_block_bytes == 2048  # static plus dynamic
     assert [s.reason for s in fixup.stalls] == ["long_scoreboard", "barrier", "wait"]
     assert all(s.reason != "selected" for k in (scan, fixup) for s in k.stalls)  # issuing is not a stall
+
+
+def test_the_source_page_gives_each_kernel_its_most_sampled_instructions():
+    spots = profile.parse_source_csv(H200_SOURCE_PAGE.read_text())
+    assert list(spots) == ["index_rows", "spmv_warps"]  # by base name; the repeated blocks once
+    first, second, third = spots["spmv_warps"]
+    # the kept rows' samples: 7,527 in all, 2,305 + 3 + ... of them at +0x840 (sorted: largest first)
+    assert first.offset == 0x840 and first.sass == "LOP3.LUT R7, R2, 0x7fffffff, RZ, 0xc0, !PT"
+    assert first.share_pct == pytest.approx(30.6, abs=0.05) and first.reasons[0] == ("long_sb", 2305)
+    assert second.share_pct >= third.share_pct and third.sass == "STS [R26], R34"
+    assert len(spots["index_rows"]) == profile.TOP_HOT_SPOTS
+
+
+def test_hot_spots_join_the_raw_page_kernels_by_base_name():
+    """The raw page says spmv_warps<1>, the source page spmv_warps<(bool)1>."""
+    raw = profile.KernelProfile(
+        name="void spmv_warps<1>(const int *, const int *)", duration_s=1e-4, memory_throughput_pct=None,
+        dram_throughput_pct=None, sm_throughput_pct=None, achieved_occupancy_pct=None, theoretical_occupancy_pct=None,
+        registers_per_thread=None, shared_memory_per_block_bytes=None, block_size=None, grid_size=None, dram_bytes=None)
+    other = profile.KernelProfile(**{**raw.__dict__, "name": "carry_fixup(float *)"})
+    joined = profile.with_hot_spots([raw, other], profile.parse_source_csv(H200_SOURCE_PAGE.read_text()))
+    assert joined[0].hot_spots[0].offset == 0x840 and joined[1].hot_spots == []
+
+
+def test_a_source_page_without_samples_gives_no_hot_spots():
+    page = '"Kernel Name","k()",\n"Address","Source","Warp Stall Sampling (All Samples)","stall_long_sb"\n"0x10","  EXIT","0","0"\n'
+    assert profile.parse_source_csv(page) == {"k": []}
 
 
 def test_units_other_than_base_are_scaled():
@@ -177,9 +210,10 @@ def test_profile_without_a_gpu_says_so(tmp_path, monkeypatch):
 PYTHON_SOLUTION = REPO / "solutions" / "ssm_selective_scan" / "cupy_warp_per_channel.py"  # nothing to build
 
 
-def profile_from_fixture(monkeypatch, tmp_path, fixture: Path) -> dict:
-    """`harness profile` with ncu's run replaced by a recorded raw page; what
-    the command passed to the profiler is returned."""
+def profile_from_fixture(monkeypatch, tmp_path, fixture: Path, source_page: Path | None = None) -> dict:
+    """`harness profile` with ncu's run replaced by a recorded raw page (and
+    a source page whose first kernel's hot spots go to the raw page's first
+    kernel); what the command passed to the profiler is returned."""
     fake_ncu(tmp_path / "bin", "exit 0")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr("harness.backends.visible_gpus", lambda: ["a GPU"])
@@ -187,9 +221,13 @@ def profile_from_fixture(monkeypatch, tmp_path, fixture: Path) -> dict:
 
     def fake_profile(challenge, solution, library, root, report, gpu, timeout_s):
         seen.update(solution=solution, library=library, report=report)
+        kernels = profile.parse_raw_csv(fixture.read_text())
+        if source_page:
+            spots = profile.parse_source_csv(source_page.read_text())
+            kernels[0] = dataclasses.replace(kernels[0], hot_spots=spots["spmv_warps"])
         return profile.Profile(
             challenge=challenge.name, solution=str(solution), device="NVIDIA H200", report_path=str(report),
-            csv_path=str(report.with_suffix(".csv")), kernels=profile.parse_raw_csv(fixture.read_text()),
+            csv_path=str(report.with_suffix(".csv")), kernels=kernels,
             bytes_moved=102.8e6, copy_bandwidth_bytes_per_s=4.0e12, floor_s=102.8e6 / 4.0e12,
         )
 
@@ -212,6 +250,17 @@ def test_the_summary_names_each_kernel_and_the_distance_from_the_floor(tmp_path,
     document = json.loads(CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(python_solution), "--json"]).stdout)
     assert document["times_floor"] == pytest.approx((91.328e-6 + 4.512e-6) / (102.8e6 / 4.0e12))
     assert document["kernels"][0]["stalls"][0] == {"reason": "math_pipe_throttle", "cycles_per_instruction": 4.87}
+
+
+def test_the_summary_lists_where_warps_waited(tmp_path, monkeypatch):
+    profile_from_fixture(monkeypatch, tmp_path, FIXTURE, H200_SOURCE_PAGE)
+    result = CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(PYTHON_SOLUTION)], terminal_width=250)
+    assert result.exit_code == 0, result.output
+    assert "selective_scan_chunks: where its warps were sampled waiting" in result.output
+    assert "30.6%  +0x0840  LOP3.LUT R7, R2, 0x7fffffff, RZ, 0xc0, !PT  (long_sb 2305, math 3)" in result.output
+    assert "cupy_warp_per_channel.source.csv" in result.output
+    kernel = json.loads(CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(PYTHON_SOLUTION), "--json"]).stdout)["kernels"][0]
+    assert kernel["hot_spots"][0]["offset"] == 0x840 and kernel["hot_spots"][0]["reasons"][0] == ["long_sb", 2305]
 
 
 def test_the_summary_gives_the_instructions_and_the_time_at_full_issue(tmp_path, monkeypatch):
@@ -238,5 +287,7 @@ def test_profiling_the_reference_on_a_gpu(tmp_path):
     assert document["kernels"] and all(k["duration_s"] > 0 for k in document["kernels"])
     assert all(k["registers_per_thread"] and k["stalls"] for k in document["kernels"])
     assert all(k["warp_instructions"] and 0 < k["full_issue_s"] <= k["duration_s"] and k["pipes"] for k in document["kernels"])
+    assert all(k["hot_spots"] and 0 < k["hot_spots"][0]["share_pct"] <= 100 for k in document["kernels"])
+    assert report.with_suffix(".source.csv").exists()
     # The reference runs in about 90 us on an H200 against a floor of about 25 us (README).
     assert 1.0 < document["times_floor"] < 50
