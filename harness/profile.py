@@ -292,8 +292,8 @@ def base_name(kernel: str) -> str:
 def parse_source_csv(text: str) -> dict[str, list[HotSpot]]:
     """ncu's source page as CSV: per kernel a "Kernel Name" line, a header,
     one row per SASS instruction. Returns each kernel's (by base name) most
-    sampled instructions; a kernel printed again (ncu repeats the page) keeps
-    its first block."""
+    sampled instructions; a kernel printed again keeps its first block (ncu
+    2025 on the H200 printed every kernel's block twice)."""
     blocks: list[tuple[str, list[str], list[list[str]]]] = []  # (base name, header, instruction rows)
     for row in csv.reader(io.StringIO(text)):
         if not row:
@@ -311,6 +311,8 @@ def parse_source_csv(text: str) -> dict[str, list[HotSpot]]:
 
 
 def hot_spots(header: list[str], rows: list[list[str]]) -> list[HotSpot]:
+    """One kernel's most sampled instructions, their share of its samples and
+    the states most often sampled there."""
     column = {name: i for i, name in enumerate(header)}
     if SAMPLES_COLUMN not in column or not rows:
         return []
