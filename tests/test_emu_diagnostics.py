@@ -112,6 +112,16 @@ def test_sanitized_build_runs_correct_code(cache: Path) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
 
 
+def test_a_cluster_launch_is_refused_with_its_line(cache: Path) -> None:
+    lib = build_emu_library(PROGRAMS / "cluster_launch.cu", cache)
+    run = run_child(lib, "float32", 64, pass_n=False)
+    assert run.returncode == 0, run.stderr
+    line = line_containing("cluster_launch.cu", "cudaLaunchKernelEx")
+    assert json.loads(run.stdout)["error"] == (
+        "not supported on emu: thread block clusters (cudaLaunchAttributeClusterDimension) "
+        f"at {PROGRAMS / 'cluster_launch.cu'}:{line}")
+
+
 def test_inline_ptx_is_unsupported(cache: Path) -> None:
     with pytest.raises(UnsupportedFeature) as info:
         build_emu_library(PROGRAMS / "inline_ptx.cu", cache)

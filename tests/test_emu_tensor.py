@@ -281,6 +281,31 @@ def test_carry_arithmetic_does_the_same_on_the_gpu(tmp_path: Path, n: int) -> No
     check_carry_arithmetic(tp.CudaRunner(tmp_path), n)
 
 
+def check_dependent_launches(runner: tp.Runner, n: int) -> None:
+    """tests/emu_programs/dependent_launch.cu: kernels launched by
+    cudaLaunchKernelEx with programmatic stream serialization see the writes of
+    the kernel before once they have waited (the runtime call or the PTX)."""
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    empty = [np.full(n, np.nan, np.float32) for _ in range(4)]
+    out, result, out2, result2 = runner.call("dependent_launch.cu", a, b, *empty, n)[2:]
+    np.testing.assert_array_equal(out, 2 * a)
+    np.testing.assert_array_equal(result, 2 * a + b)
+    np.testing.assert_array_equal(out2, 2 * a)
+    np.testing.assert_array_equal(result2, 2 * a + b)
+
+
+@pytest.mark.parametrize("n", [1, 129, 1000])
+def test_dependent_launches_see_the_kernel_before(runner: tp.EmuRunner, n: int) -> None:
+    check_dependent_launches(runner, n)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 100000])
+def test_dependent_launches_do_the_same_on_the_gpu(tmp_path: Path, n: int) -> None:
+    check_dependent_launches(tp.CudaRunner(tmp_path), n)
+
+
 def test_cp_async_groups_complete_at_their_wait(runner: tp.EmuRunner) -> None:
     out, early, mid = tp.run_cp_async(runner)
     src = tp.cp_async_source().reshape(5, 32, 4)

@@ -28,6 +28,8 @@ instructions emu executes:
   multiple of 8 up to 256) with A from a matrix descriptor or from registers,
   `wgmma.fence.sync.aligned`, `wgmma.commit_group.sync.aligned`,
   `wgmma.wait_group.sync.aligned N`, `fence.proxy.async[.shared::cta]`;
+* `griddepcontrol.wait` and `griddepcontrol.launch_dependents` (programmatic
+  dependent launch): nothing to do, the launch before has finished on emu;
 * a `{ ... }` scope, `.reg .pred P` and `setp.{eq,ne}.{b32,s32,u32} P, a, b`
   (how wgmma's scale-d predicate is written);
 * 32-bit extended-precision arithmetic: `add.cc`, `addc[.cc]`, `sub.cc`,
@@ -379,6 +381,8 @@ def _instruction(text: str, operands: list[Operand], predicates: set[str] | None
         out, value = ins.operand(ins.args[0], output=True), ins.operand(ins.args[1], output=False)
         return (f"{EMU}set_reg({out.expr}, {EMU}reg_bits({EMU}round_to_tf32("
                 f"{EMU}from_bits<float>({EMU}reg_bits({value.expr})))));")
+    if op in ("griddepcontrol.wait", "griddepcontrol.launch_dependents") and not ins.args:
+        return "(void)0;"  # launches run in turn on emu: the one before has finished
     if op == "cp.async.commit_group" and not ins.args:
         return f"{EMU}async_commit();"
     if op == "cp.async.wait_group" and len(ins.args) == 1:

@@ -176,6 +176,9 @@ inline void __threadfence() {}
 inline void __threadfence_block() {}
 inline void __threadfence_system() {}
 inline void __nanosleep(unsigned) {}
+// Programmatic dependent launch: the kernel before this one has finished on emu (launches run in turn).
+inline void cudaGridDependencySynchronize() {}
+inline void cudaTriggerProgrammaticLaunchCompletion() {}
 inline void __prof_trigger(int) {}
 [[noreturn]] inline void __trap() { abort(); }
 [[noreturn]] inline void __brkpt() { abort(); }

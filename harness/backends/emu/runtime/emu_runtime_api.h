@@ -369,3 +369,72 @@ inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int* min_grid, int* block_
   *min_grid = 132 * (per_sm > 0 ? per_sm : 1);
   return cudaSuccess;
 }
+
+// ---- Extended launches: cudaLaunchKernelEx and its attributes ---------------
+// Programmatic dependent launch (the attribute that lets a kernel start before
+// the one before it has finished, with cudaGridDependencySynchronize or
+// griddepcontrol.wait in the kernel before it reads that one's results) needs
+// nothing more on emu: launches run one after another, so the kernel before
+// has always finished and its writes are visible. Cooperative launches and
+// thread block clusters are refused, as elsewhere on emu.
+enum cudaLaunchAttributeID {
+  cudaLaunchAttributeIgnore = 0,
+  cudaLaunchAttributeAccessPolicyWindow = 1,
+  cudaLaunchAttributeCooperative = 2,
+  cudaLaunchAttributeSynchronizationPolicy = 3,
+  cudaLaunchAttributeClusterDimension = 4,
+  cudaLaunchAttributeClusterSchedulingPolicyPreference = 5,
+  cudaLaunchAttributeProgrammaticStreamSerialization = 6,
+  cudaLaunchAttributeProgrammaticEvent = 7,
+  cudaLaunchAttributePriority = 8,
+};
+union cudaLaunchAttributeValue {
+  char pad[64];
+  int cooperative;
+  int programmaticStreamSerializationAllowed;
+  int priority;
+  struct { unsigned int x, y, z; } clusterDim;
+};
+typedef struct cudaLaunchAttribute_st {
+  cudaLaunchAttributeID id;
+  cudaLaunchAttributeValue val;
+} cudaLaunchAttribute;
+typedef struct cudaLaunchConfig_st {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned int numAttrs;
+} cudaLaunchConfig_t;
+
+namespace harness_emu {
+// The kernel's name in `kernel, arg, ...` (cudaLaunchKernelEx's arguments as written): up to the
+// first comma outside <> and ().
+inline std::string launched_kernel_name(const char* written) {
+  std::string name;
+  int depth = 0;
+  for (const char* p = written; *p && !(*p == ',' && depth == 0); ++p) {
+    depth += (*p == '<' || *p == '(') - (*p == '>' || *p == ')');
+    name += *p;
+  }
+  return name;
+}
+template <class... P, class... A>
+inline cudaError_t launch_ex(const char* file, int line, const char* written, const cudaLaunchConfig_t* config,
+                             void (*kernel)(P...), A&&... args) {
+  if (!config || (config->numAttrs && !config->attrs)) return ret(cudaErrorInvalidValue);
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cudaLaunchAttribute& a = config->attrs[i];
+    if (a.id == cudaLaunchAttributeCooperative && a.val.cooperative)
+      fail("not supported on emu: cooperative kernel launch (cudaLaunchAttributeCooperative) at %s:%d", file, line);
+    if (a.id == cudaLaunchAttributeClusterDimension && a.val.clusterDim.x * a.val.clusterDim.y * a.val.clusterDim.z > 1)
+      fail("not supported on emu: thread block clusters (cudaLaunchAttributeClusterDimension) at %s:%d", file, line);
+  }
+  const std::string name = launched_kernel_name(written);
+  Launcher(file, line, name.c_str(), config->gridDim, config->blockDim, config->dynamicSmemBytes, config->stream)(
+      [&](auto&&... a) { kernel(a...); }, std::forward<A>(args)...);
+  return cudaSuccess;
+}
+}  // namespace harness_emu
+#define cudaLaunchKernelEx(config, ...) ::harness_emu::launch_ex(__FILE__, __LINE__, #__VA_ARGS__, config, __VA_ARGS__)
