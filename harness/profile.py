@@ -324,22 +324,24 @@ def hot_spots(header: list[str], rows: list[list[str]]) -> list[HotSpot]:
             return 0
 
     reasons = [name for name in header if SAMPLED_STALL.fullmatch(name) and name[len("stall_"):] not in NOT_STALLS]
-    total = sum(count(row, SAMPLES_COLUMN) for row in rows)
+    sampled = [(count(row, SAMPLES_COLUMN), row) for row in rows]
+    total = sum(samples for samples, _ in sampled)
     if total == 0:
         return []
     first = int(rows[0][0], 16)
-    ranked = sorted(rows, key=lambda row: -count(row, SAMPLES_COLUMN))[:TOP_HOT_SPOTS]
-    return [
-        HotSpot(
+    ranked = sorted(sampled, key=lambda pair: -pair[0])[:TOP_HOT_SPOTS]
+    spots = []
+    for samples, row in ranked:
+        if not samples:
+            break
+        states = [(name[len("stall_"):], count(row, name)) for name in reasons]
+        spots.append(HotSpot(
             offset=int(row[0], 16) - first,
             sass=" ".join(row[1].split()),
-            share_pct=100.0 * count(row, SAMPLES_COLUMN) / total,
-            reasons=sorted(((name[len("stall_"):], count(row, name)) for name in reasons if count(row, name)),
-                           key=lambda reason: -reason[1])[:TOP_HOT_SPOT_REASONS],
-        )
-        for row in ranked
-        if count(row, SAMPLES_COLUMN)
-    ]
+            share_pct=100.0 * samples / total,
+            reasons=sorted((s for s in states if s[1]), key=lambda state: -state[1])[:TOP_HOT_SPOT_REASONS],
+        ))
+    return spots
 
 
 def with_hot_spots(kernels: list[KernelProfile], spots: dict[str, list[HotSpot]]) -> list[KernelProfile]:
