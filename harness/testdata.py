@@ -1,7 +1,8 @@
 """Test data: the inputs of a test case and the float64 outputs they must produce.
 
 Inputs are drawn by the challenge's generate_inputs, cast to the parameter
-dtypes, and the reference runs on exactly those (float32) values in float64.
+dtypes, and the reference runs on exactly those values, every input as float64
+(integer inputs too: a reference that indexes with one casts it back).
 The reference runs once per case and variant; results are cached on disk so
 that every solution's child process loads them instead of recomputing.
 """
@@ -10,8 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +41,20 @@ def cache_dir() -> Path:
     return path
 
 
+def call_reference_py(challenge: Challenge, case: TestCase, function: Callable[..., Any], *args: Any) -> Any:
+    """Calls a function of the challenge's reference.py; an exception there is
+    the challenge's bug, reported with reference.py's file:line, not the harness's."""
+    try:
+        return function(*args)
+    except Exception as error:
+        path = challenge.root / "reference.py"
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
+        where = f"{path}:{frames[-1].lineno}" if frames else str(path)
+        raise ChallengeError(
+            f"{challenge.name}: {function.__name__}() raised {type(error).__name__} on test {case.name}: {error} ({where})"
+        ) from error
+
+
 def make_inputs(challenge: Challenge, case: TestCase, variant: int = 0) -> dict[str, np.ndarray]:
     """The inputs of `case`. Variant k > 0 draws fresh values of the same
     distribution (used to re-verify timed calls on new data at the same addresses)."""
@@ -46,7 +64,8 @@ def make_inputs(challenge: Challenge, case: TestCase, variant: int = 0) -> dict[
         raw = case.literal_inputs
     else:
         rng = np.random.default_rng([case.seed, variant])
-        raw = challenge.reference_module.generate_inputs(case.distribution, dict(case.sizes), rng)
+        generate = challenge.reference_module.generate_inputs
+        raw = call_reference_py(challenge, case, generate, case.distribution, dict(case.sizes), rng)
     inputs: dict[str, np.ndarray] = {}
     for param in challenge.inputs:
         if param.name not in raw:
@@ -69,7 +88,7 @@ def make_inputs(challenge: Challenge, case: TestCase, variant: int = 0) -> dict[
 
 def compute_expected(challenge: Challenge, case: TestCase, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     as_float64 = {name: array.astype(np.float64) for name, array in inputs.items()}
-    outputs = challenge.reference_module.reference(as_float64, dict(case.sizes))
+    outputs = call_reference_py(challenge, case, challenge.reference_module.reference, as_float64, dict(case.sizes))
     expected: dict[str, np.ndarray] = {}
     for param in challenge.outputs:
         array = np.asarray(outputs[param.name], dtype=np.float64)

@@ -3,12 +3,14 @@ cached data equals a fresh computation."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from harness.challenge import challenge_names, load_challenge
+from harness.errors import ChallengeError
 from harness.testdata import case_data_path, compute_expected, load_case_data, make_inputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,3 +48,16 @@ def test_cached_case_data_round_trips():
     assert all(np.array_equal(data.inputs[k], inputs[k]) for k in inputs)
     assert all(np.array_equal(data.expected[k], expected[k]) for k in expected)
     assert data.expected["y"].dtype == np.float64
+
+
+def test_an_exception_in_reference_py_is_the_challenges_error_with_its_line(tmp_path):
+    folder = tmp_path / "challenges" / "vector_add"
+    shutil.copytree(REPO / "challenges" / "vector_add", folder)
+    source = (folder / "reference.py").read_text()
+    # a bug of the challenge, not of the harness: exit 2 with the line, not INTERNAL_ERROR
+    folder.joinpath("reference.py").write_text(source + "\n\ndef reference(inputs, sizes):\n    return [][0]\n")
+    challenge = load_challenge("vector_add", tmp_path)
+    case = challenge.tests_of("example")[0]
+    line = len(folder.joinpath("reference.py").read_text().splitlines())
+    with pytest.raises(ChallengeError, match=rf"reference\(\) raised IndexError on test {case.name}: .*reference\.py:{line}\)"):
+        compute_expected(challenge, case, make_inputs(challenge, case))
