@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from harness import expressions
-from harness.challenge import Tolerance, load_challenge
+from harness.challenge import DTYPES, Tolerance, load_challenge
 from harness.testdata import make_inputs
 from harness.validation import compare
 
@@ -48,15 +48,17 @@ class ChallengeCases:
         return math.inf if ratio is None else ratio
 
     def check_generated(self, distribution: str, sizes: dict[str, int]) -> None:
-        """generate_inputs keeps its contract: every input, float32, the declared
-        shapes, finite, within the constraints, and the same for the same seed."""
+        """generate_inputs keeps its contract: every input, in its declared dtype
+        and shape, contiguous, finite, within the constraints, and the same for
+        the same seed."""
         generate = self.challenge.reference_module.generate_inputs
         inputs = generate(distribution, sizes, np.random.default_rng(7))
         assert set(inputs) == {p.name for p in self.challenge.inputs}
-        for name, value in inputs.items():
-            assert value.dtype == np.float32, name
-            assert value.shape == self.shape_of(name, sizes), name
-            assert np.isfinite(value).all(), name
+        for param in self.challenge.inputs:
+            value = inputs[param.name]
+            assert value.dtype == DTYPES[param.dtype].array_name, param.name
+            assert value.shape == self.shape_of(param.name, sizes), param.name
+            assert value.flags.c_contiguous and np.isfinite(value).all(), param.name
         for constraint in self.challenge.constraints:
             assert bool(expressions.evaluate(constraint, {**sizes, **inputs})), constraint
         again = generate(distribution, sizes, np.random.default_rng(7))
