@@ -63,6 +63,14 @@ SIZES_NOT_IN_THE_CHALLENGE_TESTS = {
     "spmv_csr": {
         "persistent_warps_walk_on": ({"rows": 90001, "cols": 70001, "nnz": 3000017}, "power_law"),
     },
+    # the reference's one warp per row below 2,048 logits and 256 threads from
+    # there, 16-byte units when vocab % 8 == 0: units in pairs plus a tail
+    "cross_entropy": {
+        "narrow_widest": ({"rows": 7, "vocab": 2047}, "confident"),
+        "wide_one_unit_per_thread": ({"rows": 6, "vocab": 2048}, "ignored_and_extremes"),
+        "wide_odd": ({"rows": 5, "vocab": 2049}, "large_magnitude"),
+        "wide_pairs_and_a_tail": ({"rows": 4, "vocab": 4104}, "confident"),
+    },
     "mamba3_scan_backward": {
         "state_128_columns_128": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 128, "d_state": 128}, "moderate"),
         "state_100_columns_33": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 33, "d_state": 100}, "long_memory"),
