@@ -1,8 +1,8 @@
 """Test data: the inputs of a test case and the float64 outputs they must produce.
 
 Inputs are drawn by the challenge's generate_inputs, cast to the parameter
-dtypes, and the reference runs on exactly those values, every input as float64
-(integer inputs too: a reference that indexes with one casts it back).
+dtypes, and the reference runs on exactly those values, widened without loss:
+floating inputs as float64, integer inputs as int64 (usable as indices).
 The reference runs once per case and variant; results are cached on disk so
 that every solution's child process loads them instead of recomputing.
 """
@@ -87,8 +87,8 @@ def make_inputs(challenge: Challenge, case: TestCase, variant: int = 0) -> dict[
 
 
 def compute_expected(challenge: Challenge, case: TestCase, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    as_float64 = {name: array.astype(np.float64) for name, array in inputs.items()}
-    outputs = call_reference_py(challenge, case, challenge.reference_module.reference, as_float64, dict(case.sizes))
+    widened = {name: array.astype(np.int64 if array.dtype.kind in "iu" else np.float64) for name, array in inputs.items()}
+    outputs = call_reference_py(challenge, case, challenge.reference_module.reference, widened, dict(case.sizes))
     expected: dict[str, np.ndarray] = {}
     for param in challenge.outputs:
         array = np.asarray(outputs[param.name], dtype=np.float64)

@@ -61,3 +61,18 @@ def test_an_exception_in_reference_py_is_the_challenges_error_with_its_line(tmp_
     line = len(folder.joinpath("reference.py").read_text().splitlines())
     with pytest.raises(ChallengeError, match=rf"reference\(\) raised IndexError on test {case.name}: .*reference\.py:{line}\)"):
         compute_expected(challenge, case, make_inputs(challenge, case))
+
+
+def test_the_reference_receives_floats_as_float64_and_integers_as_int64(tmp_path):
+    folder = tmp_path / "challenges" / "embedding_gather"
+    shutil.copytree(REPO / "challenges" / "embedding_gather", folder)
+    source = (folder / "reference.py").read_text()
+    folder.joinpath("reference.py").write_text(
+        source + "\n\n_exact = reference\n\n\ndef reference(inputs, sizes):\n"
+        '    assert (inputs["indices"].dtype, inputs["table"].dtype) == (np.int64, np.float64)\n'
+        "    return _exact(inputs, sizes)\n"
+    )
+    challenge = load_challenge("embedding_gather", tmp_path)
+    case = challenge.tests_of("example")[0]
+    expected = compute_expected(challenge, case, make_inputs(challenge, case))  # raises ChallengeError otherwise
+    assert expected["output"].dtype == np.float64
