@@ -1,5 +1,6 @@
-"""Test data: generated inputs respect the challenge, are deterministic, and the
-cached data equals a fresh computation."""
+"""Test data: generated inputs respect the challenge, are deterministic, the
+cached data equals a fresh computation, and reference.py gets exact inputs and
+owns its exceptions."""
 
 from __future__ import annotations
 
