@@ -687,7 +687,7 @@ def profile_command(name: str, solution: Path, report_path: Path | None, arch: s
             f"measured in the same process): {result.times_floor:.2f}x the floor"
         )
     show(f"Nsight Compute report: {result.report_path} (open with ncu-ui); raw CSV: {result.csv_path}; "
-         f"source page: {Path(result.csv_path).with_suffix('.source.csv')}")
+         f"source page: {result.source_csv_path}")
 
 
 

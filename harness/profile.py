@@ -137,6 +137,7 @@ class Profile:
     device: str
     report_path: str  # the .ncu-rep, for ncu-ui
     csv_path: str  # ncu's raw page, as parsed
+    source_csv_path: str  # ncu's source page (SASS with SourceCounters' samples), as parsed
     kernels: list[KernelProfile]
     bytes_moved: float | None  # the challenge's byte model at the performance size
     copy_bandwidth_bytes_per_s: float
@@ -385,11 +386,12 @@ def profile(
     csv_path = report.with_suffix(".csv")
     csv_path.write_text(raw)
     source = run_ncu(source_command(ncu, report), timeout_s)
-    report.with_suffix(".source.csv").write_text(source)
+    source_path = report.with_suffix(".source.csv")
+    source_path.write_text(source)
     bytes_moved = challenge.cost_of("bytes", case.sizes)
     bandwidth = result["copy_bandwidth_bytes_per_s"]
     return Profile(
         challenge=challenge.name, solution=str(solution), device=result["device"], report_path=str(report),
-        csv_path=str(csv_path), kernels=with_hot_spots(parse_raw_csv(raw), parse_source_csv(source)), bytes_moved=bytes_moved,
+        csv_path=str(csv_path), source_csv_path=str(source_path), kernels=with_hot_spots(parse_raw_csv(raw), parse_source_csv(source)), bytes_moved=bytes_moved,
         copy_bandwidth_bytes_per_s=bandwidth, floor_s=bytes_moved / bandwidth if bytes_moved else None,
     )

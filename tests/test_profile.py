@@ -227,7 +227,7 @@ def profile_from_fixture(monkeypatch, tmp_path, fixture: Path, source_page: Path
             kernels[0] = dataclasses.replace(kernels[0], hot_spots=spots["spmv_warps"])
         return profile.Profile(
             challenge=challenge.name, solution=str(solution), device="NVIDIA H200", report_path=str(report),
-            csv_path=str(report.with_suffix(".csv")), kernels=kernels,
+            csv_path=str(report.with_suffix(".csv")), source_csv_path=str(report.with_suffix(".source.csv")), kernels=kernels,
             bytes_moved=102.8e6, copy_bandwidth_bytes_per_s=4.0e12, floor_s=102.8e6 / 4.0e12,
         )
 
