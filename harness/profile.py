@@ -282,25 +282,41 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
     return kernels
 
 
-def base_name(kernel: str) -> str:
-    """A kernel's function name without return type, template arguments or
-    parameters: the raw page and the source page spell the rest differently
-    ("spmv_warps<1>" against "spmv_warps<(bool)1>")."""
-    head = kernel.split("(", 1)[0].split("<", 1)[0].strip()
-    return head.split()[-1] if head else kernel
+# the casts ncu's source page writes into template arguments: spmv_warps<(bool)1>, state_kernel<(int)64, (int)64>
+_TEMPLATE_CAST = re.compile(r"\((?:(?:unsigned|signed|long|short)\s+)*(?:bool|char|short|int|long|unsigned)\)")
+
+
+def kernel_key(kernel: str) -> str:
+    """One kernel's name as both pages can be matched on: the qualified name
+    with its template arguments, without return type, parameters or the
+    casts the source page adds ("spmv_warps<1>" on the raw page against
+    "spmv_warps<(bool)1>"). Template arguments stay: two kernels of one
+    program may differ only in name, as state_kernel<64, 64> and
+    grad_kernel<64, 64> do, or only in arguments."""
+    name = _TEMPLATE_CAST.sub("", kernel)
+    name = name.replace("<unnamed>", "{anonymous}").replace("(anonymous namespace)", "{anonymous}")
+    depth, end, start = 0, len(name), 0
+    for i, ch in enumerate(name):
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if depth == 0 and ch == "(":
+            end = i  # the parameter list
+            break
+        if depth == 0 and ch == " ":
+            start = i + 1  # after the return type
+    return name[start:end].strip() or kernel
 
 
 def parse_source_csv(text: str) -> dict[str, list[HotSpot]]:
     """ncu's source page as CSV: per kernel a "Kernel Name" line, a header,
-    one row per SASS instruction. Returns each kernel's (by base name) most
+    one row per SASS instruction. Returns each kernel's (by kernel_key) most
     sampled instructions; a kernel printed again keeps its first block (ncu
     2025 on the H200 printed every kernel's block twice)."""
-    blocks: list[tuple[str, list[str], list[list[str]]]] = []  # (base name, header, instruction rows)
+    blocks: list[tuple[str, list[str], list[list[str]]]] = []  # (kernel key, header, instruction rows)
     for row in csv.reader(io.StringIO(text)):
         if not row:
             continue
         if row[0] == "Kernel Name" and len(row) > 1:
-            blocks.append((base_name(row[1]), [], []))
+            blocks.append((kernel_key(row[1]), [], []))
         elif blocks and row[0] == "Address":
             blocks[-1][1][:] = row
         elif blocks and row[0].startswith("0x"):
@@ -346,7 +362,7 @@ def hot_spots(header: list[str], rows: list[list[str]]) -> list[HotSpot]:
 
 
 def with_hot_spots(kernels: list[KernelProfile], spots: dict[str, list[HotSpot]]) -> list[KernelProfile]:
-    return [replace(k, hot_spots=spots.get(base_name(k.name), [])) for k in kernels]
+    return [replace(k, hot_spots=spots.get(kernel_key(k.name), [])) for k in kernels]
 
 
 def profile(

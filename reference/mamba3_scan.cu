@@ -1,7 +1,8 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// one `harness run`: 217 us; the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu,
-// the reference before, 394 us; solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
+// `harness bench`: 207 us, 222 us in the same run with 4-byte staging (notes, "16-byte staging");
+// in an earlier run the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu, the
+// reference before, 394 us and solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
 // head's chunks walked in order, 931 us).
 //
 // Math: as in solutions/mamba3_scan/chunked_3xtf32.cu (spec.md, "Why it can be scanned in parallel"). Chunks of
@@ -82,6 +83,8 @@ struct Cfg {
     // output tiles: NT >= 4: row blocks {w&1, 3-(w&1)} (balances the triangle) x NT/4 columns
     static constexpr int RBW = NT >= 4 ? 2 : 1;
     static constexpr int QN = NT >= 4 ? NT / 4 : 1;
+    static_assert(OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_TH % 4 == 0 && OFF_X % 4 == 0 && SB % 4 == 0 &&
+                      SX % 4 == 0 && NPP % 4 == 0, "16-byte staging");
 };
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -91,10 +94,31 @@ __device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) 
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
                  "r"(valid ? 4 : 0));
 }
-__device__ __forceinline__ void copy8(float* dst, const float* src, bool valid) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-                 "r"(valid ? 8 : 0));
+// 16 bytes global -> shared (L2 only); zero-filled when !valid. Both addresses 16-byte aligned.
+__device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 16 : 0));
 }
+__device__ __forceinline__ void copy_w(int w, float* dst, const float* src, bool valid) {
+    if (w == 4)
+        copy16(dst, src, valid);
+    else
+        copy4(dst, src, valid);
+}
+// ROWS rows of COLS (padded) columns: copy(r, c, w) stages columns c .. c + w - 1 of row r, w = 4
+// (one 16-byte copy) when `wide`, else w = 1. When `wide`, a row's valid columns are a multiple of 4,
+// so a 16-byte group is all in range or all out, and the shared row strides are multiples of 4 floats.
+template <int ROWS, int COLS, class Copy>
+__device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
+    static_assert(COLS % 4 == 0, "whole 16-byte groups");
+    if (wide) {
+        for (int f = threadIdx.x; f < ROWS * COLS / 4; f += THREADS) copy(f / (COLS / 4), 4 * (f % (COLS / 4)), 4);
+    } else {
+        for (int f = threadIdx.x; f < ROWS * COLS; f += THREADS) copy(f / COLS, f % COLS, 1);
+    }
+}
+// which rows stage 16 bytes at a time (kernel argument `wide`)
+constexpr unsigned WIDE_P = 1, WIDE_N = 2, WIDE_I = 4;
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 
@@ -137,7 +161,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 const float* __restrict__ theta, const float* __restrict__ skip, float* __restrict__ y,
                 int seq_len, int H, int P, int N, int ptiles, int unit_begin, int units, int nchunks,
                 float* agg_buf, float* incl_buf, float* map_buf, unsigned long long* status,
-                unsigned long long* counter, unsigned long long epoch) {
+                unsigned long long* counter, unsigned long long epoch, unsigned wide) {
     using K = Cfg<NP, PT>;
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
@@ -180,23 +204,29 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     auto row_of = [&](int t) { return (b * seq_len + t) * H + h; };  // (b, t, h) row, fits in int
     const size_t slot = (size_t)u * nchunks + c;
 
-    // ---- raw inputs of the chunk into shared memory; zero where out of range
-    for (int f = tid; f < (L + 1) * K::NPP; f += THREADS) {  // B rows t0-1 .. t0+L-1
-        const int r = f / K::NPP, j = f % K::NPP, t = t0 - 1 + r;
-        const bool ok = t >= 0 && t < seq_len && j < npairs;
-        copy8(sm + K::OFF_B + r * K::SB + 2 * j, ok ? B + (size_t)row_of(t) * N + 2 * j : B, ok);
-    }
-    for (int f = tid; f < L * K::NPP; f += THREADS) {  // C and theta rows t0 .. t0+L-1
-        const int r = f / K::NPP, j = f % K::NPP, t = t0 + r;
+    // ---- raw inputs of the chunk into shared memory; zero where out of range. 16-byte copies where
+    // the rows allow them (`wide`): each copy costs a 64-bit row offset, and with 4-byte ones the
+    // staging was a quarter of the kernel's instructions (Nsight Compute, SASS counts).
+    stage_rows<L + 1, NP>(wide & WIDE_N, [&](int r, int n, int w) {  // B rows t0-1 .. t0+L-1
+        const int t = t0 - 1 + r;
+        const bool ok = t >= 0 && t < seq_len && n < N;
+        copy_w(w, sm + K::OFF_B + r * K::SB + n, ok ? B + (size_t)row_of(t) * N + n : B, ok);
+    });
+    stage_rows<L, NP>(wide & WIDE_N, [&](int r, int n, int w) {  // C rows t0 .. t0+L-1
+        const int t = t0 + r;
+        const bool ok = t < seq_len && n < N;
+        copy_w(w, rC + r * K::SB + n, ok ? C + (size_t)row_of(t) * N + n : C, ok);
+    });
+    stage_rows<L, K::NPP>(wide & WIDE_I, [&](int r, int j, int w) {  // theta rows t0 .. t0+L-1
+        const int t = t0 + r;
         const bool ok = t < seq_len && j < npairs;
-        copy8(rC + r * K::SB + 2 * j, ok ? C + (size_t)row_of(t) * N + 2 * j : C, ok);
-        copy4(rTh + r * K::NPP + j, ok ? theta + (size_t)row_of(t) * npairs + j : theta, ok);
-    }
-    for (int f = tid; f < (L + 1) * PT; f += THREADS) {  // x rows t0-1 .. t0+L-1
-        const int r = f / PT, p = f % PT, t = t0 - 1 + r;
+        copy_w(w, rTh + r * K::NPP + j, ok ? theta + (size_t)row_of(t) * npairs + j : theta, ok);
+    });
+    stage_rows<L + 1, PT>(wide & WIDE_P, [&](int r, int p, int w) {  // x rows t0-1 .. t0+L-1
+        const int t = t0 - 1 + r;
         const bool ok = t >= 0 && t < seq_len && p0 + p < P;
-        copy4(sm + K::OFF_X + r * K::SX + p, ok ? x + (size_t)row_of(t) * P + p0 + p : x, ok);
-    }
+        copy_w(w, sm + K::OFF_X + r * K::SX + p, ok ? x + (size_t)row_of(t) * P + p0 + p : x, ok);
+    });
     for (int f = tid; f < L; f += THREADS) {
         const bool ok = t0 + f < seq_len;
         copy4(v_dt + f, ok ? dt + row_of(t0 + f) : dt, ok);
@@ -591,12 +621,15 @@ void launch(const float* x, const float* B, const float* C, const float* dt, con
     float* map_buf = incl_buf + slots * K::STATE;
     unsigned long long* counter = sc.words;
     unsigned long long* status = sc.words + 1;
+    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    const unsigned wide = (P % 4 == 0 && aligned(x) ? WIDE_P : 0) | (N % 4 == 0 && aligned(B) && aligned(C) ? WIDE_N : 0) |
+                          (N % 8 == 0 && aligned(theta) ? WIDE_I : 0);
     for (int begin = 0; begin < total_units; begin += group) {
         const int units = total_units - begin < group ? total_units - begin : group;
         ++sc.epoch;
         lookback_kernel<NP, PT><<<units * nchunks, THREADS, smem>>>(
             x, B, C, dt, A, lam, theta, skip, y, seq_len, H, P, N, ptiles, begin, units, nchunks, agg_buf,
-            incl_buf, map_buf, status, counter, sc.epoch);
+            incl_buf, map_buf, status, counter, sc.epoch, wide);
     }
 }
 

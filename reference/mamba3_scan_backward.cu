@@ -1,7 +1,9 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, one `harness run`: 1.58 ms; solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms;
-// the step-by-step segment_parallel_carries.cu, the reference before, 2.85 ms).
+// pass (H200, `harness bench`: 809 us, against 1.60 ms in the same run for this file as it was before
+// the gradient kernel's 16 warps, warp-summed atomics and 16-byte staging; notes, "Atomics, warps
+// and staging"; solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms and the step-by-step
+// segment_parallel_carries.cu, the reference before, 2.85 ms in an earlier run).
 //
 // The algorithm is that of solutions/mamba3_scan_backward/chunked_3xtf32.cu (derived and checked in float64 by
 // reference/mamba3_scan_backward_chunked.py): per chunk of L = 64 steps, with angles from the
@@ -38,7 +40,9 @@
 // Precision. Every product is 3xTF32 (a = hi + lo, hi truncated to tf32, three mma.sync m16n8k8
 // per tile step, float32 accumulation); the prefix sums of dt A are kept in double (their
 // differences cancel at fast decay); the carries are plain FP32. Per-row and per-head sums use
-// shared-memory atomics and per-chunk partials, so their order varies; the tolerances allow any.
+// shared-memory atomics (one per warp where a warp's lanes share the target: a float atomicAdd on
+// shared memory is a compare-and-swap loop, which a whole block hitting one word turns into
+// hundreds of retries) and per-chunk partials, so their order varies; the tolerances allow any.
 //
 // Sizes. d_state and head_dim are padded to S = 16, 32, 64 or 128 (zero rows and columns) in
 // shared memory, but products stop at the real sizes. Steps past seq_len have dt = 0 and zero
@@ -55,7 +59,10 @@ namespace {
 
 constexpr int L = 64;  // chunk length (time steps)
 constexpr int WARPS = 8;
-constexpr int THREADS = 32 * WARPS;
+constexpr int THREADS = 32 * WARPS;  // the state kernel's block (the gradient kernel's: Cfg2)
+#ifndef GRAD_WARPS
+#define GRAD_WARPS 16
+#endif
 constexpr int SL = L + 4;  // row stride of the L x L matrices and per-step vectors
 constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
 constexpr size_t SCRATCH_CAP = size_t(256) << 20;
@@ -68,8 +75,31 @@ __device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) 
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
                  "r"(valid ? 4 : 0));
 }
+// 16 bytes global -> shared (L2 only); zero-filled when !valid. Both addresses 16-byte aligned.
+__device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                 "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void copy_w(int w, float* dst, const float* src, bool valid) {
+    if (w == 4)
+        copy16(dst, src, valid);
+    else
+        copy4(dst, src, valid);
+}
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
+// ROWS rows of COLS (padded) columns: copy(r, c, w) stages columns c .. c + w - 1 of row r, w = 4
+// (one 16-byte copy) when `wide`, else w = 1. When `wide`, a row's valid columns are a multiple of 4,
+// so a 16-byte group is all in range or all out, and the shared row strides are multiples of 4 floats.
+template <int NT, int ROWS, int COLS, class Copy>
+__device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
+    static_assert(COLS % 4 == 0, "whole 16-byte groups");
+    if (wide) {
+        for (int f = threadIdx.x; f < ROWS * COLS / 4; f += NT) copy(f / (COLS / 4), 4 * (f % (COLS / 4)), 4);
+    } else {
+        for (int f = threadIdx.x; f < ROWS * COLS; f += NT) copy(f / COLS, f % COLS, 1);
+    }
+}
 
 __device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
     return *(const volatile unsigned long long*)p;
@@ -89,6 +119,15 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
         "{%0,%1,%2,%3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// f / P for the element loops over (row pair, column): P is a runtime size, and an integer division
+// by it compiles to about twenty instructions; with pdiv = ceil(2^31 / P) (Problem::pdiv) one
+// multiply-high is exact for f < 2^16 (f * (pdiv * P - 2^31) < 2^23 < 2^31).
+__device__ __forceinline__ int div_p(int f, unsigned pdiv) { return (int)__umulhi(2u * (unsigned)f, pdiv); }
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
 }
 // acc (the 16 x 8 tile at rows m0, columns n0) += sum over k in [k_lo, k_hi) of a_at(m, k) b_at(k, n).
 // Fragment coordinates of m16n8k8: a rows g, g+8 and columns tg, tg+4; b rows tg, tg+4, column g.
@@ -126,6 +165,11 @@ struct Problem {
     const float *x, *B, *C, *dt, *A, *lam, *theta, *skip, *dy;
     float *dx, *dB, *dC, *ddt, *dlam, *dtheta;
     int T, H, P, N, nc;
+    unsigned pdiv;              // ceil(2^31 / P): div_p
+    // rows of P (x, dy), N (B, C) or N/2 (theta) floats staged with 16-byte copies (a multiple of 4
+    // floats, 16-byte aligned arrays); else 4-byte ones. Each copy costs its own address arithmetic
+    // (a 64-bit (b, t, h) row offset), so the wide ones take a quarter of the instructions.
+    bool vec_p, vec_n, vec_i;
     int bh0;                    // first (b, h) head of this group
     float* agg1;                // per (head in group, chunk): R(Phi_end) Agg_c           [N][P]
     float* incl1;               // per (head in group, chunk): Gin(c+1)                   [N][P]
@@ -141,11 +185,12 @@ struct Problem {
 
 // Angles from the chunk start: rot [L][NPP] holds (cos, sin) of theta_t on entry and of
 // Phi_t = theta_0 + ... + theta_t on exit; the rows of m1 (and m2 unless null), stride `stride`,
-// are turned by R(-Phi_t). THREADS / NPP threads per pair each compose a segment, then an
+// are turned by R(-Phi_t). NT / NPP threads per pair (NT the block's threads) each compose a segment, then an
 // inclusive scan by doubling over the segments (rotations commute).
-template <int NPP>
+template <int NPP, int NT>
 __device__ __forceinline__ void running_rotation(float* rot, float* m1, float* m2, int stride) {
-    constexpr int TPP = THREADS / NPP, SEG = L / TPP;
+    constexpr int TPP = NT / NPP, SEG = L / TPP;
+    static_assert(TPP <= 32 && 32 % TPP == 0, "a pair's threads scan within one warp");
     const int tid = threadIdx.x, pair = tid / TPP, part = tid % TPP, t_begin = part * SEG;
     float pc = 1.f, ps = 0.f;
 #pragma unroll 4
@@ -226,13 +271,14 @@ __device__ __forceinline__ int draw_ticket(unsigned long long* counter, unsigned
 // to chunk j's value, its inclusive one if flagged (then the walk ends) or else its aggregate,
 // whose map is then composed in. A map is dec_end R(sin_sign * Phi_end). Chunk `terminal` only
 // ever publishes an inclusive value. Ends with the block's threads having added their elements
-// (f = tid + k THREADS over the npairs x P pair-columns); the caller synchronises before others read.
+// (f = tid + k NT over the npairs x P pair-columns); the caller synchronises before others read.
+template <int NT>
 __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* flag_cell, const unsigned long long* status,
                           const float* agg, const float* incl, const float4* maps, float sin_sign, size_t slot0,
-                          int first, int step, int terminal, int npairs, int P, unsigned long long epoch) {
+                          int first, int step, int terminal, int npairs, int P, unsigned pdiv, unsigned long long epoch) {
     const int tid = threadIdx.x;
     const size_t mat = (size_t)2 * npairs * P;
-    for (int i = tid; i < npairs; i += THREADS) cmap[i] = make_float4(1.f, 1.f, 0.f, 0.f);
+    for (int i = tid; i < npairs; i += NT) cmap[i] = make_float4(1.f, 1.f, 0.f, 0.f);
     for (int j = first;; j += step) {
         if (tid == 0) {
             unsigned long long s;
@@ -246,8 +292,8 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* flag_cell,
         const unsigned flag = *flag_cell;
         __threadfence();
         const float* src = (flag == FLAG_INCLUSIVE ? incl : agg) + (slot0 + j) * mat;
-        for (int f = tid; f < npairs * P; f += THREADS) {
-            const int i = f / P, p = f % P;
+        for (int f = tid; f < npairs * P; f += NT) {
+            const int i = div_p(f, pdiv), p = f - i * P;
             const float4 m = cmap[i];
             const float v0 = __ldcg(src + (size_t)(2 * i) * P + p), v1 = __ldcg(src + (size_t)(2 * i + 1) * P + p);
             acc[(2 * i) * ld + p] += m.x * (m.y * v0 - m.z * v1);
@@ -255,7 +301,7 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* flag_cell,
         }
         if (flag == FLAG_INCLUSIVE || j == terminal) break;
         __syncthreads();  // cmap and the flag cell are read by all before they change
-        for (int i = tid; i < npairs; i += THREADS) {
+        for (int i = tid; i < npairs; i += NT) {
             const float4 mj = __ldcg(maps + (slot0 + j) * npairs + i), m = cmap[i];
             const float s = sin_sign * mj.z;
             cmap[i] = make_float4(m.x * mj.x, m.y * mj.y - m.z * s, m.y * s + m.z * mj.y, 0.f);
@@ -280,6 +326,7 @@ struct Cfg1 {
     static constexpr int FLOATS = OFF_MISC + 4;
     static_assert(NP * SP <= L * (SP + SN), "Agg fits over x and B");
     static_assert(OFF_CMAP % 4 == 0, "float4 alignment");
+    static_assert(OFF_B % 4 == 0 && OFF_H % 4 == 0 && SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
 };
 
 template <int NP, int PP>
@@ -311,21 +358,21 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
 
     // ---- the chunk's state-side inputs into shared memory, zero where out of range
-    for (int f = tid; f < L * PP; f += THREADS) {
-        const int r = f / PP, p = f % PP, t = t0 + r;
+    stage_rows<THREADS, L, PP>(pr.vec_p, [&](int r, int p, int w) {
+        const int t = t0 + r;
         const bool ok = t < T && p < P;
-        copy4(sX + r * K::SP + p, ok ? pr.x + (size_t)row_of(t) * P + p : pr.x, ok);
-    }
-    for (int f = tid; f < L * NP; f += THREADS) {
-        const int r = f / NP, n = f % NP, t = t0 + r;
+        copy_w(w, sX + r * K::SP + p, ok ? pr.x + (size_t)row_of(t) * P + p : pr.x, ok);
+    });
+    stage_rows<THREADS, L, NP>(pr.vec_n, [&](int r, int n, int w) {
+        const int t = t0 + r;
         const bool ok = t < T && n < N;
-        copy4(sB + r * K::SN + n, ok ? pr.B + (size_t)row_of(t) * N + n : pr.B, ok);
-    }
-    for (int f = tid; f < L * K::NPP; f += THREADS) {
-        const int r = f / K::NPP, i = f % K::NPP, t = t0 + r;
+        copy_w(w, sB + r * K::SN + n, ok ? pr.B + (size_t)row_of(t) * N + n : pr.B, ok);
+    });
+    stage_rows<THREADS, L, K::NPP>(pr.vec_i, [&](int r, int i, int w) {
+        const int t = t0 + r;
         const bool ok = t < T && i < npairs;
-        copy4(sTh + f, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
-    }
+        copy_w(w, sTh + r * K::NPP + i, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
+    });
     for (int f = tid; f <= L; f += THREADS) {  // one step past the chunk: bn of the next chunk's first step
         const bool ok = t0 + f < T;
         copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
@@ -349,7 +396,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     }
     for (int f = tid; f < L * K::NPP; f += THREADS) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
     __syncthreads();
-    running_rotation<K::NPP>(sRot, sB, nullptr, K::SN);
+    running_rotation<K::NPP, THREADS>(sRot, sB, nullptr, K::SN);
     __syncthreads();
 
     // ---- Agg = (w Bg)^T X, N x P, tiles kept in registers until x and B are spent
@@ -379,7 +426,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
     float* mine = (c == 0 ? pr.incl1 : pr.agg1) + slot * mat;
     for (int f = tid; f < npairs * P; f += THREADS) {
-        const int i = f / P, p = f % P;
+        const int i = div_p(f, pr.pdiv), p = f - i * P;
         const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
         float* a = sAgg + (2 * i) * K::SP + p;
         const float e0 = a[0], e1 = a[K::SP];
@@ -398,15 +445,15 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
 
     // ---- look back over chunks c-1, c-2, ... for Gin(c); publish Gin(c+1) = R Agg + dec_end R Gin(c)
     for (int f = tid; f < npairs * P; f += THREADS) {
-        const int i = f / P, p = f % P;
+        const int i = div_p(f, pr.pdiv), p = f - i * P;
         sH[(2 * i) * K::SP + p] = 0.f;
         sH[(2 * i + 1) * K::SP + p] = 0.f;
     }
-    look_back(sH, K::SP, cmap, misc + 1, pr.status1, pr.agg1, pr.incl1, pr.maps, 1.f, slot0, c - 1, -1, 0, npairs,
-              P, pr.epoch);
+    look_back<THREADS>(sH, K::SP, cmap, misc + 1, pr.status1, pr.agg1, pr.incl1, pr.maps, 1.f, slot0, c - 1, -1, 0, npairs,
+              P, pr.pdiv, pr.epoch);
     float* incl = pr.incl1 + slot * mat;
     for (int f = tid; f < npairs * P; f += THREADS) {  // the same elements this thread summed and turned
-        const int i = f / P, p = f % P;
+        const int i = div_p(f, pr.pdiv), p = f - i * P;
         const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
         const float h0 = sH[(2 * i) * K::SP + p], h1 = sH[(2 * i + 1) * K::SP + p];
         const float* a = sAgg + (2 * i) * K::SP + p;
@@ -429,6 +476,10 @@ template <int NP, int PP>
 struct Cfg2 {
     static constexpr int NPP = NP / 2;
     static constexpr int SN = NP + 4, SP = PP + 4;
+    // one block per SM from S = 64 on (shared memory): 16 warps there, so that each scheduler
+    // has 4 warps to switch between (8 warps: 2 per scheduler, 23.7 % issue under ncu)
+    static constexpr int WARPS = NP >= 64 ? GRAD_WARPS : 8;
+    static constexpr int THREADS = 32 * WARPS;
     static constexpr bool STAGE = NP <= 64 && PP <= 64;  // Gin and Gfut in shared memory
     static constexpr int GSZ = STAGE ? NP * SP : 0;
     static constexpr int OFF_X = 0;
@@ -449,12 +500,16 @@ struct Cfg2 {
     static constexpr int OFF_CL = OFF_MISC + 8;      // cl_t in double: [L]
     static constexpr int FLOATS = OFF_CL + 2 * L;
     static_assert(L * NPP <= L * SL, "theta fits in M1");
+    static_assert(L % 32 == 0 && L <= THREADS, "one thread per step in whole warps");
     static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0, "alignment");
+    static_assert(OFF_DY % 4 == 0 && OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_M1 % 4 == 0 && OFF_GIN % 4 == 0 &&
+                      SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
 };
 
 template <int NP, int PP>
-__global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units) {
+__global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem pr, int units) {
     using K = Cfg2<NP, PP>;
+    constexpr int NW = K::WARPS, NT = K::THREADS;
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
     float* sX = sm + K::OFF_X;
@@ -506,50 +561,53 @@ __global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units)
     const int gld = K::STAGE ? K::SP : P;
 
     // ---- the chunk's inputs (and Gin(c)) into shared memory, zero where out of range
-    for (int f = tid; f < L * PP; f += THREADS) {
-        const int r = f / PP, p = f % PP, t = t0 + r;
+    stage_rows<NT, L, PP>(pr.vec_p, [&](int r, int p, int w) {
+        const int t = t0 + r;
         const bool ok = t < T && p < P;
         const size_t o = ok ? (size_t)row_of(t) * P + p : 0;
-        copy4(sX + r * K::SP + p, pr.x + o, ok);
-        copy4(sDY + r * K::SP + p, pr.dy + o, ok);
-    }
-    for (int f = tid; f < L * NP; f += THREADS) {
-        const int r = f / NP, n = f % NP, t = t0 + r;
+        copy_w(w, sX + r * K::SP + p, pr.x + o, ok);
+        copy_w(w, sDY + r * K::SP + p, pr.dy + o, ok);
+    });
+    stage_rows<NT, L, NP>(pr.vec_n, [&](int r, int n, int w) {
+        const int t = t0 + r;
         const bool ok = t < T && n < N;
         const size_t o = ok ? (size_t)row_of(t) * N + n : 0;
-        copy4(sB + r * K::SN + n, pr.B + o, ok);
-        copy4(sC + r * K::SN + n, pr.C + o, ok);
-    }
-    for (int f = tid; f < L * K::NPP; f += THREADS) {
-        const int r = f / K::NPP, i = f % K::NPP, t = t0 + r;
+        copy_w(w, sB + r * K::SN + n, pr.B + o, ok);
+        copy_w(w, sC + r * K::SN + n, pr.C + o, ok);
+    });
+    stage_rows<NT, L, K::NPP>(pr.vec_i, [&](int r, int i, int w) {
+        const int t = t0 + r;
         const bool ok = t < T && i < npairs;
-        copy4(sTh + f, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
-    }
-    for (int f = tid; f <= L; f += THREADS) {  // one step past the chunk: bn of the next chunk's first step
+        copy_w(w, sTh + r * K::NPP + i, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
+    });
+    for (int f = tid; f <= L; f += NT) {  // one step past the chunk: bn of the next chunk's first step
         const bool ok = t0 + f < T;
         copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
         copy4(v_lam + f, ok ? pr.lam + row_of(t0 + f) : pr.lam, ok);
     }
-    for (int f = tid; f < PP; f += THREADS) {
+    for (int f = tid; f < PP; f += NT) {
         const bool ok = has_prev && f < P;
         copy4(xprev + f, ok ? pr.x + (size_t)row_of(t0 - 1) * P + f : pr.x, ok);
     }
-    for (int f = tid; f < NP; f += THREADS) {
+    for (int f = tid; f < NP; f += NT) {
         const bool ok = has_prev && f < N;
         copy4(bprev + f, ok ? pr.B + (size_t)row_of(t0 - 1) * N + f : pr.B, ok);
     }
     if (K::STAGE) {
         float* sGin = sm + K::OFF_GIN;
-        for (int f = tid; f < NP * PP; f += THREADS) {
-            const int n = f / PP, p = f % PP;
+        const float* src = pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
+        stage_rows<NT, NP, PP>(pr.vec_p, [&](int n, int p, int w) {
             const bool ok = has_prev && n < N && p < P;
-            copy4(sGin + n * K::SP + p, ok ? pr.incl1 + (slot - 1) * mat + (size_t)n * P + p : pr.incl1, ok);
-        }
+            copy_w(w, sGin + n * K::SP + p, ok ? src + (size_t)n * P + p : pr.incl1, ok);
+        });
     }
     copy_commit();
-    for (int f = tid; f < N * P; f += THREADS) gf[(f / P) * gld + f % P] = 0.f;
-    for (int f = tid; f < K::NPP; f += THREADS) crossend[f] = 0.f;
-    for (int f = tid; f < L; f += THREADS) v_crdcr[f] = v_dgam[f] = 0.f;
+    for (int f = tid; f < N * P; f += NT) {
+        const int n = div_p(f, pr.pdiv);
+        gf[n * gld + f - n * P] = 0.f;
+    }
+    for (int f = tid; f < K::NPP; f += NT) crossend[f] = 0.f;
+    for (int f = tid; f < L; f += NT) v_crdcr[f] = v_dgam[f] = 0.f;
     if (tid < 2) misc[tid] = 0.f;
     copy_wait_all();
     __syncthreads();
@@ -571,16 +629,16 @@ __global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units)
             v_e[t] = gam + bnn;
         }
     }
-    for (int f = tid; f < L * K::NPP; f += THREADS) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
+    for (int f = tid; f < L * K::NPP; f += NT) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
     __syncthreads();
-    running_rotation<K::NPP>(sRot, sB, sC, K::SN);  // Bg = R(-Phi) B, Cr = R(-Phi) C in place
+    running_rotation<K::NPP, NT>(sRot, sB, sC, K::SN);  // Bg = R(-Phi) B, Cr = R(-Phi) C in place
     __syncthreads();
 
     // ---- BAgg = (dec Cr)^T dY, published at once (last chunk: it is dGin, inclusive)
     {
         float* mine = (has_next ? pr.agg2 : pr.incl2) + slot * mat;
         constexpr int CT = PP / 8, TILES = (NP / 16) * CT;
-        for (int j = warp; j < TILES; j += WARPS) {
+        for (int j = warp; j < TILES; j += NW) {
             const int m0 = (j / CT) * 16, n0 = (j % CT) * 8;
             if (m0 >= N || n0 >= P) continue;
             float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -600,7 +658,7 @@ __global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units)
     }
 
     // ---- Q = Cr Bg^T and D = dY X^T, lower triangles, stored times Dec_ts (over theta in M1)
-    for (int j = warp; j < 40; j += WARPS) {
+    for (int j = warp; j < 40; j += NW) {
         const bool isD = j >= 20;
         int rb, ct;
         tri_tile(isD ? j - 20 : j, rb, ct);
@@ -624,43 +682,62 @@ __global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units)
     // dot of Gin(c+1) and dGin(c+1)), Gfut(c) = R(-Phi_end) dGin(c+1), the part
     // B_{t0-1} . dec_end Gfut x_{t0-1} of alpha_t0 dbeta_t0, and dGin(c) = BAgg + dec_end Gfut published
     if (has_next) {
-        look_back(gf, gld, cmap, misc_u + MISC_FLAG, pr.status2, pr.agg2, pr.incl2, pr.maps, -1.f, slot0, c + 1, 1,
-                  nc - 1, npairs, P, pr.epoch);
+        look_back<NT>(gf, gld, cmap, misc_u + MISC_FLAG, pr.status2, pr.agg2, pr.incl2, pr.maps, -1.f, slot0, c + 1, 1,
+                  nc - 1, npairs, P, pr.pdiv, pr.epoch);
         const float* Gnext = pr.incl1 + slot * mat;
         const float* bagg = pr.agg2 + slot * mat;
         float* incl = pr.incl2 + slot * mat;
         const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
         const float dec_end = v_dec[L - 1];
         float dot = 0.f, ab = 0.f;
-        for (int f = tid; f < npairs * P; f += THREADS) {  // the elements this thread summed
-            const int i = f / P, p = f % P;
-            float* q = gf + (2 * i) * gld + p;
-            const float d0 = q[0], d1 = q[gld];
-            const float n0 = Gnext[(size_t)(2 * i) * P + p], n1 = Gnext[(size_t)(2 * i + 1) * P + p];
-            dot += n0 * d0 + n1 * d1;
-            atomicAdd(&crossend[i], n0 * d1 - n1 * d0);
-            const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
-            const float f0 = co * d0 + s * d1, f1 = co * d1 - s * d0;
-            q[0] = f0;
-            q[gld] = f1;
-            ab += (bprev[2 * i] * f0 + bprev[2 * i + 1] * f1) * xprev[p];
-            __stcg(incl + (size_t)(2 * i) * P + p, __ldcg(bagg + (size_t)(2 * i) * P + p) + dec_end * f0);
-            __stcg(incl + (size_t)(2 * i + 1) * P + p, __ldcg(bagg + (size_t)(2 * i + 1) * P + p) + dec_end * f1);
+        // the elements this thread summed (f = tid + k NT), walked warp by warp so that a warp whose 32
+        // elements share a row pair adds its cross terms with one atomic (512 contended shared-memory
+        // float atomics per block, each a compare-and-swap loop, were 28 % of this kernel's instructions)
+        for (int w0 = warp * 32; w0 < npairs * P; w0 += NT) {
+            const int f = w0 + lane;
+            const bool ok = f < npairs * P;
+            const int i = div_p(ok ? f : w0, pr.pdiv), p = f - i * P;
+            float cross = 0.f;
+            if (ok) {
+                float* q = gf + (2 * i) * gld + p;
+                const float d0 = q[0], d1 = q[gld];
+                const float n0 = Gnext[(size_t)(2 * i) * P + p], n1 = Gnext[(size_t)(2 * i + 1) * P + p];
+                dot += n0 * d0 + n1 * d1;
+                cross = n0 * d1 - n1 * d0;
+                const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
+                const float f0 = co * d0 + s * d1, f1 = co * d1 - s * d0;
+                q[0] = f0;
+                q[gld] = f1;
+                ab += (bprev[2 * i] * f0 + bprev[2 * i + 1] * f1) * xprev[p];
+                __stcg(incl + (size_t)(2 * i) * P + p, __ldcg(bagg + (size_t)(2 * i) * P + p) + dec_end * f0);
+                __stcg(incl + (size_t)(2 * i + 1) * P + p, __ldcg(bagg + (size_t)(2 * i + 1) * P + p) + dec_end * f1);
+            }
+            if (__all_sync(0xffffffffu, i == div_p(w0, pr.pdiv))) {
+                cross = warp_sum(cross);
+                if (lane == 0) atomicAdd(&crossend[i], cross);
+            } else if (ok) {
+                atomicAdd(&crossend[i], cross);
+            }
         }
-        atomicAdd(&misc[MISC_DOTEND], dot);
-        atomicAdd(&misc[MISC_ABETA0], ab * dec_end);
+        dot = warp_sum(dot);
+        ab = warp_sum(ab);
+        if (lane == 0) {
+            atomicAdd(&misc[MISC_DOTEND], dot);
+            atomicAdd(&misc[MISC_ABETA0], ab * dec_end);
+        }
         __threadfence();
         __syncthreads();
         if (tid == 0) *(volatile unsigned long long*)(pr.status2 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
     }
     // the other part of alpha_t0 dbeta_t0: sum_s dec_s (dy_s . x_{t0-1}) (B_{t0-1} . Cr_s)
-    if (has_prev)
-        for (int s = tid; s < L; s += THREADS) {
-            float xd = 0.f, bc = 0.f;
-            for (int p = 0; p < P; ++p) xd += sDY[s * K::SP + p] * xprev[p];
-            for (int n = 0; n < N; ++n) bc += bprev[n] * sC[s * K::SN + n];
-            atomicAdd(&misc[MISC_ABETA0], v_dec[s] * xd * bc);
-        }
+    if (has_prev && tid < L) {  // L threads: whole warps
+        const int s = tid;
+        float xd = 0.f, bc = 0.f;
+        for (int p = 0; p < P; ++p) xd += sDY[s * K::SP + p] * xprev[p];
+        for (int n = 0; n < N; ++n) bc += bprev[n] * sC[s * K::SN + n];
+        const float part = warp_sum(v_dec[s] * xd * bc);
+        if (lane == 0) atomicAdd(&misc[MISC_ABETA0], part);
+    }
     __syncthreads();
 
     auto gf_at = [&](int n, int p) { return n < N && p < P ? gf[n * gld + p] : 0.f; };
@@ -670,7 +747,7 @@ __global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units)
     {
         const float skip_h = pr.skip[h];
         constexpr int CT = PP / 8;
-        for (int j = warp; j < 4 * CT; j += WARPS) {
+        for (int j = warp; j < 4 * CT; j += NW) {
             const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
             if (n0 >= P) continue;
             float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -695,7 +772,7 @@ __global__ void __launch_bounds__(THREADS, 1) grad_kernel(Problem pr, int units)
     // tile of both in one warp, so that the epilogue has every per-(t, pair) quantity at hand
     {
         constexpr int CT = NP / 8;
-        for (int j = warp; j < 4 * CT; j += WARPS) {
+        for (int j = warp; j < 4 * CT; j += NW) {
             const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
             if (n0 >= N) continue;  // whole warp: the shuffles below stay converged
             float dcr[4] = {0.f, 0.f, 0.f, 0.f}, gx[4] = {0.f, 0.f, 0.f, 0.f};
@@ -889,7 +966,7 @@ void run(Problem pr, int batch, float* dA, float* dskip) {
         pr.bh0 = bh0;
         pr.epoch = ++sc.epoch;
         state_kernel<S, S><<<n * nc, THREADS, smem1>>>(pr, n);
-        grad_kernel<S, S><<<n * nc, THREADS, smem2>>>(pr, n);
+        grad_kernel<S, S><<<n * nc, K2::THREADS, smem2>>>(pr, n);
     }
     head_sums_kernel<<<pr.H, 32>>>(pr.partial, dA, dskip, batch, pr.H, nc);
 }
@@ -905,6 +982,11 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
     pr.x = x, pr.B = B, pr.C = C, pr.dt = dt, pr.A = A, pr.lam = lam, pr.theta = theta, pr.skip = skip, pr.dy = dy;
     pr.dx = dx, pr.dB = dB, pr.dC = dC, pr.ddt = ddt, pr.dlam = dlam, pr.dtheta = dtheta;
     pr.T = seq_len, pr.H = n_heads, pr.P = head_dim, pr.N = d_state, pr.nc = (seq_len + L - 1) / L;
+    pr.pdiv = (unsigned)(((1ull << 31) + head_dim - 1) / head_dim);
+    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    pr.vec_p = head_dim % 4 == 0 && aligned(x) && aligned(dy);  // the scratch states: cudaMalloc'd, N x P each
+    pr.vec_n = d_state % 4 == 0 && aligned(B) && aligned(C);
+    pr.vec_i = d_state % 8 == 0 && aligned(theta);
     const int widest = d_state > head_dim ? d_state : head_dim;
     if (widest <= 16)
         run<16>(pr, batch, dA, dskip);

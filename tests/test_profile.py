@@ -85,8 +85,8 @@ def test_the_raw_page_becomes_a_per_kernel_summary():
 
 def test_the_source_page_gives_each_kernel_its_most_sampled_instructions():
     spots = profile.parse_source_csv(H200_SOURCE_PAGE.read_text())
-    assert list(spots) == ["index_rows", "spmv_warps"]  # by base name; the repeated blocks once
-    first, second, third = spots["spmv_warps"]
+    assert list(spots) == ["index_rows", "spmv_warps<1>"]  # by kernel_key; the repeated blocks once
+    first, second, third = spots["spmv_warps<1>"]
     # the kept rows' samples: 7,527 in all, 2,305 + 3 + ... of them at +0x840 (sorted: largest first)
     assert first.offset == 0x840 and first.sass == "LOP3.LUT R7, R2, 0x7fffffff, RZ, 0xc0, !PT"
     assert first.share_pct == pytest.approx(30.6, abs=0.05) and first.reasons[0] == ("long_sb", 2305)
@@ -94,7 +94,7 @@ def test_the_source_page_gives_each_kernel_its_most_sampled_instructions():
     assert len(spots["index_rows"]) == profile.TOP_HOT_SPOTS
 
 
-def test_hot_spots_join_the_raw_page_kernels_by_base_name():
+def test_hot_spots_join_the_raw_page_kernels_by_name_without_the_source_pages_casts():
     """The raw page says spmv_warps<1>, the source page spmv_warps<(bool)1>."""
     raw = profile.KernelProfile(
         name="void spmv_warps<1>(const int *, const int *)", duration_s=1e-4, memory_throughput_pct=None,
@@ -103,6 +103,25 @@ def test_hot_spots_join_the_raw_page_kernels_by_base_name():
     other = profile.KernelProfile(**{**raw.__dict__, "name": "carry_fixup(float *)"})
     joined = profile.with_hot_spots([raw, other], profile.parse_source_csv(H200_SOURCE_PAGE.read_text()))
     assert joined[0].hot_spots[0].offset == 0x840 and joined[1].hot_spots == []
+
+
+def test_kernels_that_differ_only_in_name_keep_their_own_hot_spots():
+    """Recorded on the H200: mamba3_scan_backward's two kernels in one anonymous
+    namespace with the same template arguments. Keyed by the word before the
+    first parenthesis ("void", since the source page writes (int)64), both
+    kernels were given the first one's hot spots."""
+    page = (Path(__file__).with_name("profile_data") / "ncu-source-h200-mamba3-backward-trimmed.csv").read_text()
+    spots = profile.parse_source_csv(page)
+    assert sorted(spots) == ["{anonymous}::grad_kernel<64, 64>", "{anonymous}::state_kernel<64, 64>"]
+    raw = profile.KernelProfile(
+        name="void <unnamed>::state_kernel<64, 64>(<unnamed>::Problem, int)", duration_s=1e-4,
+        memory_throughput_pct=None, dram_throughput_pct=None, sm_throughput_pct=None, achieved_occupancy_pct=None,
+        theoretical_occupancy_pct=None, registers_per_thread=None, shared_memory_per_block_bytes=None, block_size=None,
+        grid_size=None, dram_bytes=None)
+    grad = profile.KernelProfile(**{**raw.__dict__, "name": "void <unnamed>::grad_kernel<64, 64>(<unnamed>::Problem, int)"})
+    state_spots, grad_spots = (k.hot_spots for k in profile.with_hot_spots([raw, grad], spots))
+    assert state_spots[0].sass == "UMOV UR4, 0x400" and state_spots[0].reasons[0] == ("barrier", 1727)
+    assert grad_spots[0].sass == "BSSY B0, 0x7fc9e77c1610" and grad_spots[0].reasons[0] == ("barrier", 7722)
 
 
 def test_a_source_page_without_samples_gives_no_hot_spots():
@@ -224,7 +243,7 @@ def profile_from_fixture(monkeypatch, tmp_path, fixture: Path, source_page: Path
         kernels = profile.parse_raw_csv(fixture.read_text())
         if source_page:
             spots = profile.parse_source_csv(source_page.read_text())
-            kernels[0] = dataclasses.replace(kernels[0], hot_spots=spots["spmv_warps"])
+            kernels[0] = dataclasses.replace(kernels[0], hot_spots=spots["spmv_warps<1>"])
         return profile.Profile(
             challenge=challenge.name, solution=str(solution), device="NVIDIA H200", report_path=str(report),
             csv_path=str(report.with_suffix(".csv")), source_csv_path=str(report.with_suffix(".source.csv")), kernels=kernels,
