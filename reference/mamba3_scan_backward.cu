@@ -1,8 +1,9 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 809 us, against 1.60 ms in the same run for this file as it was before
-// the gradient kernel's 16 warps, warp-summed atomics and 16-byte staging; notes, "Atomics, warps
-// and staging"; solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms and the step-by-step
+// pass (H200, `harness bench`: 728 us; 783 us in the same run before the tile pairs of mma_tiles, and
+// 1.60 ms in an earlier run for this file before the gradient kernel's 16 warps, warp-summed
+// atomics and 16-byte staging: notes, "Atomics, warps, staging and tile pairs";
+// solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms and the step-by-step
 // segment_parallel_carries.cu, the reference before, 2.85 ms in an earlier run).
 //
 // The algorithm is that of solutions/mamba3_scan_backward/chunked_3xtf32.cu (derived and checked in float64 by
@@ -129,29 +130,40 @@ __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
-// acc (the 16 x 8 tile at rows m0, columns n0) += sum over k in [k_lo, k_hi) of a_at(m, k) b_at(k, n).
+// acc[q] (the 16 x 8 tile at rows m0, columns n0 + 8q) += sum over k in [k_lo, k_hi) of a_at(m, k) b_at(k, n)
+// for q < NTL: one A fragment (loads, scale factors, split) serves NTL tiles side by side.
 // Fragment coordinates of m16n8k8: a rows g, g+8 and columns tg, tg+4; b rows tg, tg+4, column g.
-// The two small 3xTF32 terms go to their own accumulator, added at the end: a k step then waits on
+// The two small 3xTF32 terms go to their own accumulators, added at the end: a k step then waits on
 // two dependent mma instead of three.
-template <class FA, class FB>
-__device__ __forceinline__ void mma_range(float (&acc)[4], int m0, int n0, int k_lo, int k_hi, FA a_at, FB b_at) {
+template <int NTL, class FA, class FB>
+__device__ __forceinline__ void mma_tiles(float (&acc)[NTL][4], int m0, int n0, int k_lo, int k_hi, FA a_at, FB b_at) {
     const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
-    float small[4] = {0.f, 0.f, 0.f, 0.f};
+    float small[NTL][4] = {};
     for (int k0 = k_lo; k0 < k_hi; k0 += 8) {
         const float a[4] = {a_at(m0 + g, k0 + tg), a_at(m0 + g + 8, k0 + tg), a_at(m0 + g, k0 + tg + 4),
                             a_at(m0 + g + 8, k0 + tg + 4)};
-        const float b[2] = {b_at(k0 + tg, n0 + g), b_at(k0 + tg + 4, n0 + g)};
-        uint32_t ah[4], al[4], bh[2], bl[2];
+        uint32_t ah[4], al[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) split(a[i], ah[i], al[i]);
 #pragma unroll
-        for (int i = 0; i < 2; ++i) split(b[i], bh[i], bl[i]);
-        mma_tf32(small, al, bh);
-        mma_tf32(small, ah, bl);
-        mma_tf32(acc, ah, bh);
+        for (int q = 0; q < NTL; ++q) {
+            const float b[2] = {b_at(k0 + tg, n0 + 8 * q + g), b_at(k0 + tg + 4, n0 + 8 * q + g)};
+            uint32_t bh[2], bl[2];
+#pragma unroll
+            for (int i = 0; i < 2; ++i) split(b[i], bh[i], bl[i]);
+            mma_tf32(small[q], al, bh);
+            mma_tf32(small[q], ah, bl);
+            mma_tf32(acc[q], ah, bh);
+        }
     }
 #pragma unroll
-    for (int i = 0; i < 4; ++i) acc[i] += small[i];
+    for (int q = 0; q < NTL; ++q)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[q][i] += small[q][i];
+}
+template <class FA, class FB>
+__device__ __forceinline__ void mma_range(float (&acc)[4], int m0, int n0, int k_lo, int k_hi, FA a_at, FB b_at) {
+    mma_tiles<1>(reinterpret_cast<float(&)[1][4]>(acc), m0, n0, k_lo, k_hi, a_at, b_at);
 }
 
 // The lower-triangle 16 x 8 tiles of an L x L matrix: 20 of them, s -> (row block, column tile).
@@ -480,6 +492,7 @@ struct Cfg2 {
     // has 4 warps to switch between (8 warps: 2 per scheduler, 23.7 % issue under ncu)
     static constexpr int WARPS = NP >= 64 ? GRAD_WARPS : 8;
     static constexpr int THREADS = 32 * WARPS;
+    static constexpr int TPAIR = 2;  // 16 x 8 tiles side by side per warp in the products that allow it
     static constexpr bool STAGE = NP <= 64 && PP <= 64;  // Gin and Gfut in shared memory
     static constexpr int GSZ = STAGE ? NP * SP : 0;
     static constexpr int OFF_X = 0;
@@ -509,7 +522,7 @@ struct Cfg2 {
 template <int NP, int PP>
 __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem pr, int units) {
     using K = Cfg2<NP, PP>;
-    constexpr int NW = K::WARPS, NT = K::THREADS;
+    constexpr int NW = K::WARPS, NT = K::THREADS, TPAIR = K::TPAIR;
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
     float* sX = sm + K::OFF_X;
@@ -602,9 +615,13 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         });
     }
     copy_commit();
-    for (int f = tid; f < N * P; f += NT) {
-        const int n = div_p(f, pr.pdiv);
-        gf[n * gld + f - n * P] = 0.f;
+    if (K::STAGE) {
+        for (int f = tid; f < NP * K::SP; f += NT) gf[f] = 0.f;  // padding included
+    } else {
+        for (int f = tid; f < N * P; f += NT) {
+            const int n = div_p(f, pr.pdiv);
+            gf[n * gld + f - n * P] = 0.f;
+        }
     }
     for (int f = tid; f < K::NPP; f += NT) crossend[f] = 0.f;
     for (int f = tid; f < L; f += NT) v_crdcr[f] = v_dgam[f] = 0.f;
@@ -637,18 +654,20 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     // ---- BAgg = (dec Cr)^T dY, published at once (last chunk: it is dGin, inclusive)
     {
         float* mine = (has_next ? pr.agg2 : pr.incl2) + slot * mat;
-        constexpr int CT = PP / 8, TILES = (NP / 16) * CT;
-        for (int j = warp; j < TILES; j += NW) {
-            const int m0 = (j / CT) * 16, n0 = (j % CT) * 8;
+        constexpr int GT = PP / 8 / TPAIR, GROUPS = (NP / 16) * GT;  // pairs of 16 x 8 tiles
+        for (int j = warp; j < GROUPS; j += NW) {
+            const int m0 = (j / GT) * 16, n0 = (j % GT) * 8 * TPAIR;
             if (m0 >= N || n0 >= P) continue;
-            float acc[4] = {0.f, 0.f, 0.f, 0.f};
-            mma_range(acc, m0, n0, 0, L, [&](int n, int r) { return sC[r * K::SN + n] * v_dec[r]; },
+            float acc[TPAIR][4] = {};
+            mma_tiles(acc, m0, n0, 0, L, [&](int n, int r) { return sC[r * K::SN + n] * v_dec[r]; },
                       [&](int r, int p) { return sDY[r * K::SP + p]; });
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int n = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 2 * tg + (i & 1);
-                if (n < N && p < P) __stcg(mine + (size_t)n * P + p, acc[i]);
-            }
+            for (int q = 0; q < TPAIR; ++q)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const int n = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 8 * q + 2 * tg + (i & 1);
+                    if (n < N && p < P) __stcg(mine + (size_t)n * P + p, acc[q][i]);
+                }
         }
         __threadfence();
         __syncthreads();
@@ -740,30 +759,33 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     }
     __syncthreads();
 
-    auto gf_at = [&](int n, int p) { return n < N && p < P ? gf[n * gld + p] : 0.f; };
-    auto gin_at = [&](int n, int p) { return n < N && p < P ? gin[n * gld + p] : 0.f; };
+    // staged in shared memory, Gin and Gfut are zero in their padding: no bounds test per operand
+    auto gf_at = [&](int n, int p) { return K::STAGE || (n < N && p < P) ? gf[n * gld + p] : 0.f; };
+    auto gin_at = [&](int n, int p) { return K::STAGE || (n < N && p < P) ? gin[n * gld + p] : 0.f; };
 
     // ---- dx = e Xb + (skip - bn_next BC) dy,  Xb = (Dec Q)^T dY + decend (Bg Gfut)
     {
         const float skip_h = pr.skip[h];
-        constexpr int CT = PP / 8;
-        for (int j = warp; j < 4 * CT; j += NW) {
-            const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
+        constexpr int GT = PP / 8 / TPAIR;
+        for (int j = warp; j < 4 * GT; j += NW) {
+            const int m0 = (j / GT) * 16, n0 = (j % GT) * 8 * TPAIR;
             if (n0 >= P) continue;
-            float acc[4] = {0.f, 0.f, 0.f, 0.f};
-            mma_range(acc, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
+            float acc[TPAIR][4] = {};
+            mma_tiles(acc, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
                       [&](int s, int p) { return sDY[s * K::SP + p]; });
             if (has_next)
-                mma_range(acc, m0, n0, 0, Nk, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
+                mma_tiles(acc, m0, n0, 0, Nk, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
                           [&](int n, int p) { return gf_at(n, p); });
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int t = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 2 * tg + (i & 1);
-                if (t0 + t < T && p < P) {
-                    const float d = sDY[t * K::SP + p];
-                    pr.dx[(size_t)row_of(t0 + t) * P + p] = v_e[t] * acc[i] + (skip_h - v_bnn[t] * v_bc[t]) * d;
+            for (int q = 0; q < TPAIR; ++q)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const int t = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 8 * q + 2 * tg + (i & 1);
+                    if (t0 + t < T && p < P) {
+                        const float d = sDY[t * K::SP + p];
+                        pr.dx[(size_t)row_of(t0 + t) * P + p] = v_e[t] * acc[q][i] + (skip_h - v_bnn[t] * v_bc[t]) * d;
+                    }
                 }
-            }
         }
     }
     __syncthreads();  // sM1 (Dec Q) is free: it takes dPhi below
@@ -771,48 +793,52 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     // ---- dCr = (Dec e D) Bg + dec (dY Gin^T) and Gx = (Dec D)^T Cr + decend (X Gfut^T), the same
     // tile of both in one warp, so that the epilogue has every per-(t, pair) quantity at hand
     {
-        constexpr int CT = NP / 8;
-        for (int j = warp; j < 4 * CT; j += NW) {
-            const int rb = j / CT, n0 = (j % CT) * 8, m0 = rb * 16;
-            if (n0 >= N) continue;  // whole warp: the shuffles below stay converged
-            float dcr[4] = {0.f, 0.f, 0.f, 0.f}, gx[4] = {0.f, 0.f, 0.f, 0.f};
-            mma_range(dcr, m0, n0, 0, m0 + 16,
+        constexpr int GT = NP / 8 / TPAIR;
+        for (int j = warp; j < 4 * GT; j += NW) {
+            const int m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
+            if (n0g >= N) continue;  // whole warp: the shuffles below stay converged
+            float dcr[TPAIR][4] = {}, gx[TPAIR][4] = {};
+            mma_tiles(dcr, m0, n0g, 0, m0 + 16,
                       [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
                       [&](int s, int n) { return sB[s * K::SN + n]; });
             if (has_prev)
-                mma_range(dcr, m0, n0, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
+                mma_tiles(dcr, m0, n0g, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
                           [&](int p, int n) { return gin_at(n, p); });
-            mma_range(gx, m0, n0, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
+            mma_tiles(gx, m0, n0g, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
                       [&](int s, int n) { return sC[s * K::SN + n]; });
             if (has_next)
-                mma_range(gx, m0, n0, 0, Pk, [&](int t, int p) { return sX[t * K::SP + p] * v_decend[t]; },
+                mma_tiles(gx, m0, n0g, 0, Pk, [&](int t, int p) { return sX[t * K::SP + p] * v_decend[t]; },
                           [&](int p, int n) { return gf_at(n, p); });
 #pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int t = m0 + g + 8 * half, n = n0 + 2 * tg, i = n / 2;
-                const float dcr0 = dcr[2 * half], dcr1 = dcr[2 * half + 1];
-                const float gx0 = gx[2 * half], gx1 = gx[2 * half + 1];
-                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
-                const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
-                float crd = cr0 * dcr0 + cr1 * dcr1, dg = bg0 * gx0 + bg1 * gx1;
-                crd += __shfl_xor_sync(0xffffffffu, crd, 1);
-                dg += __shfl_xor_sync(0xffffffffu, dg, 1);
-                crd += __shfl_xor_sync(0xffffffffu, crd, 2);
-                dg += __shfl_xor_sync(0xffffffffu, dg, 2);
-                if (tg == 0) {
-                    atomicAdd(&v_crdcr[t], crd);
-                    atomicAdd(&v_dgam[t], dg);
-                }
-                const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
-                const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
-                sM1[t * SL + i] = (dcr0 * cr1 - dcr1 * cr0) + (dbg0 * bg1 - dbg1 * bg0);
-                if (t0 + t < T && n < N) {
-                    const float pc = sRot[2 * (t * K::NPP + i)], ps = sRot[2 * (t * K::NPP + i) + 1];
-                    const size_t o = (size_t)row_of(t0 + t) * N + n;
-                    pr.dB[o] = pc * dbg0 - ps * dbg1;
-                    pr.dB[o + 1] = ps * dbg0 + pc * dbg1;
-                    pr.dC[o] = pc * dcr0 - ps * dcr1;
-                    pr.dC[o + 1] = ps * dcr0 + pc * dcr1;
+            for (int q = 0; q < TPAIR; ++q) {
+                if (n0g + 8 * q >= N) break;  // whole warp
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int t = m0 + g + 8 * half, n = n0g + 8 * q + 2 * tg, i = n / 2;
+                    const float dcr0 = dcr[q][2 * half], dcr1 = dcr[q][2 * half + 1];
+                    const float gx0 = gx[q][2 * half], gx1 = gx[q][2 * half + 1];
+                    const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+                    const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
+                    float crd = cr0 * dcr0 + cr1 * dcr1, dg = bg0 * gx0 + bg1 * gx1;
+                    crd += __shfl_xor_sync(0xffffffffu, crd, 1);
+                    dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+                    crd += __shfl_xor_sync(0xffffffffu, crd, 2);
+                    dg += __shfl_xor_sync(0xffffffffu, dg, 2);
+                    if (tg == 0) {
+                        atomicAdd(&v_crdcr[t], crd);
+                        atomicAdd(&v_dgam[t], dg);
+                    }
+                    const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
+                    const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
+                    sM1[t * SL + i] = (dcr0 * cr1 - dcr1 * cr0) + (dbg0 * bg1 - dbg1 * bg0);
+                    if (t0 + t < T && n < N) {
+                        const float pc = sRot[2 * (t * K::NPP + i)], ps = sRot[2 * (t * K::NPP + i) + 1];
+                        const size_t o = (size_t)row_of(t0 + t) * N + n;
+                        pr.dB[o] = pc * dbg0 - ps * dbg1;
+                        pr.dB[o + 1] = ps * dbg0 + pc * dbg1;
+                        pr.dC[o] = pc * dcr0 - ps * dcr1;
+                        pr.dC[o + 1] = ps * dcr0 + pc * dcr1;
+                    }
                 }
             }
         }
