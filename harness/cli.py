@@ -675,6 +675,10 @@ def profile_command(name: str, solution: Path, report_path: Path | None, arch: s
                 + (f"; busiest pipes {pipes}" if pipes else "")
             )
     for k in result.kernels:
+        if k.instruction_mix:
+            mix = ", ".join(f"{o.opcode} {o.share_pct:.1f}%" for o in k.instruction_mix)
+            show(f"{k.name.split('(')[0]}: executed warp instructions by opcode: {mix}")
+    for k in result.kernels:
         if k.hot_spots:
             show(f"{k.name.split('(')[0]}: where its warps were sampled waiting (share of samples, SASS offset, states):")
             for spot in k.hot_spots:

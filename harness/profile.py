@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -68,6 +69,8 @@ SAMPLES_COLUMN = "Warp Stall Sampling (All Samples)"
 SAMPLED_STALL = re.compile(r"stall_(\w+)")  # the per-reason sample counts ("stall_long_sb"; not the "(Not Issued)" ones)
 TOP_HOT_SPOTS = 3
 TOP_HOT_SPOT_REASONS = 2
+INSTRUCTIONS_COLUMN = "Instructions Executed"  # warp instructions, per SASS instruction
+TOP_OPCODES = 6
 PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
 # ncu's unit names: long ones in older releases, short ones (as ncu 2025 on the H200 prints them) now
 UNIT_SCALES = {
@@ -108,6 +111,22 @@ class HotSpot:
 
 
 @dataclass(frozen=True)
+class OpcodeShare:
+    """The warp instructions a kernel executed of one SASS opcode: its
+    mnemonic without modifiers (LDS.128 counts as LDS)."""
+    opcode: str
+    warp_instructions: int
+    share_pct: float  # of all the kernel's executed warp instructions
+
+
+@dataclass(frozen=True)
+class SourceFacts:
+    """What a kernel's block of the source page says."""
+    hot_spots: list[HotSpot]
+    instruction_mix: list[OpcodeShare]  # the most executed opcodes, largest first
+
+
+@dataclass(frozen=True)
 class KernelProfile:
     name: str
     duration_s: float
@@ -128,6 +147,9 @@ class KernelProfile:
     full_issue_s: float | None = None
     pipes: list[PipeUse] = field(default_factory=list)  # the busiest, largest first
     hot_spots: list[HotSpot] = field(default_factory=list)  # the most sampled instructions, largest first
+    # where the instructions go: a shared-memory atomic's compare-and-swap loop, scalar staging copies and
+    # the like show as a large share of an opcode that the arithmetic does not need
+    instruction_mix: list[OpcodeShare] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -306,11 +328,12 @@ def kernel_key(kernel: str) -> str:
     return name[start:end].strip() or kernel
 
 
-def parse_source_csv(text: str) -> dict[str, list[HotSpot]]:
+def parse_source_csv(text: str) -> dict[str, SourceFacts]:
     """ncu's source page as CSV: per kernel a "Kernel Name" line, a header,
-    one row per SASS instruction. Returns each kernel's (by kernel_key) most
-    sampled instructions; a kernel printed again keeps its first block (ncu
-    2025 on the H200 printed every kernel's block twice)."""
+    one row per SASS instruction. Returns, per kernel (by kernel_key), its
+    most sampled instructions and its most executed opcodes; a kernel printed
+    again keeps its first block (ncu 2025 on the H200 printed every kernel's
+    block twice)."""
     blocks: list[tuple[str, list[str], list[list[str]]]] = []  # (kernel key, header, instruction rows)
     for row in csv.reader(io.StringIO(text)):
         if not row:
@@ -321,27 +344,27 @@ def parse_source_csv(text: str) -> dict[str, list[HotSpot]]:
             blocks[-1][1][:] = row
         elif blocks and row[0].startswith("0x"):
             blocks[-1][2].append(row)
-    spots: dict[str, list[HotSpot]] = {}
+    facts: dict[str, SourceFacts] = {}
     for name, header, rows in blocks:
-        spots.setdefault(name, hot_spots(header, rows))
-    return spots
+        column = {title: i for i, title in enumerate(header)}
+        facts.setdefault(name, SourceFacts(hot_spots(column, rows), instruction_mix(column, rows)))
+    return facts
 
 
-def hot_spots(header: list[str], rows: list[list[str]]) -> list[HotSpot]:
+def _count(row: list[str], column: dict[str, int], name: str) -> int:
+    try:
+        return int(row[column[name]].replace(",", "") or 0)
+    except (ValueError, IndexError, KeyError):
+        return 0
+
+
+def hot_spots(column: dict[str, int], rows: list[list[str]]) -> list[HotSpot]:
     """One kernel's most sampled instructions, their share of its samples and
     the states most often sampled there."""
-    column = {name: i for i, name in enumerate(header)}
     if SAMPLES_COLUMN not in column or not rows:
         return []
-
-    def count(row: list[str], name: str) -> int:
-        try:
-            return int(row[column[name]].replace(",", "") or 0)
-        except (ValueError, IndexError):
-            return 0
-
-    reasons = [name for name in header if SAMPLED_STALL.fullmatch(name) and name[len("stall_"):] not in NOT_STALLS]
-    sampled = [(count(row, SAMPLES_COLUMN), row) for row in rows]
+    reasons = [name for name in column if SAMPLED_STALL.fullmatch(name) and name[len("stall_"):] not in NOT_STALLS]
+    sampled = [(_count(row, column, SAMPLES_COLUMN), row) for row in rows]
     total = sum(samples for samples, _ in sampled)
     if total == 0:
         return []
@@ -351,7 +374,7 @@ def hot_spots(header: list[str], rows: list[list[str]]) -> list[HotSpot]:
     for samples, row in ranked:
         if not samples:
             break
-        states = [(name[len("stall_"):], count(row, name)) for name in reasons]
+        states = [(name[len("stall_"):], _count(row, column, name)) for name in reasons]
         spots.append(HotSpot(
             offset=int(row[0], 16) - first,
             sass=" ".join(row[1].split()),
@@ -361,8 +384,30 @@ def hot_spots(header: list[str], rows: list[list[str]]) -> list[HotSpot]:
     return spots
 
 
-def with_hot_spots(kernels: list[KernelProfile], spots: dict[str, list[HotSpot]]) -> list[KernelProfile]:
-    return [replace(k, hot_spots=spots.get(kernel_key(k.name), [])) for k in kernels]
+def instruction_mix(column: dict[str, int], rows: list[list[str]]) -> list[OpcodeShare]:
+    """One kernel's executed warp instructions summed by opcode, the largest
+    TOP_OPCODES with their share of all."""
+    if INSTRUCTIONS_COLUMN not in column:
+        return []
+    executed: Counter[str] = Counter()
+    for row in rows:
+        words = row[1].split()
+        if words and words[0].startswith("@"):  # a predicate guard, not the opcode
+            words = words[1:]
+        if words:
+            executed[words[0].split(".")[0]] += _count(row, column, INSTRUCTIONS_COLUMN)
+    total = sum(executed.values())
+    if total == 0:
+        return []
+    return [OpcodeShare(op, n, 100.0 * n / total) for op, n in executed.most_common(TOP_OPCODES) if n]
+
+
+def with_source_facts(kernels: list[KernelProfile], facts: dict[str, SourceFacts]) -> list[KernelProfile]:
+    joined = []
+    for k in kernels:
+        f = facts.get(kernel_key(k.name))
+        joined.append(replace(k, hot_spots=f.hot_spots, instruction_mix=f.instruction_mix) if f else k)
+    return joined
 
 
 def profile(
@@ -408,6 +453,6 @@ def profile(
     bandwidth = result["copy_bandwidth_bytes_per_s"]
     return Profile(
         challenge=challenge.name, solution=str(solution), device=result["device"], report_path=str(report),
-        csv_path=str(csv_path), source_csv_path=str(source_path), kernels=with_hot_spots(parse_raw_csv(raw), parse_source_csv(source)), bytes_moved=bytes_moved,
+        csv_path=str(csv_path), source_csv_path=str(source_path), kernels=with_source_facts(parse_raw_csv(raw), parse_source_csv(source)), bytes_moved=bytes_moved,
         copy_bandwidth_bytes_per_s=bandwidth, floor_s=bytes_moved / bandwidth if bytes_moved else None,
     )

@@ -86,12 +86,12 @@ def test_the_raw_page_becomes_a_per_kernel_summary():
 def test_the_source_page_gives_each_kernel_its_most_sampled_instructions():
     spots = profile.parse_source_csv(H200_SOURCE_PAGE.read_text())
     assert list(spots) == ["index_rows", "spmv_warps<1>"]  # by kernel_key; the repeated blocks once
-    first, second, third = spots["spmv_warps<1>"]
+    first, second, third = spots["spmv_warps<1>"].hot_spots
     # the kept rows' samples: 7,527 in all, 2,305 + 3 + ... of them at +0x840 (sorted: largest first)
     assert first.offset == 0x840 and first.sass == "LOP3.LUT R7, R2, 0x7fffffff, RZ, 0xc0, !PT"
     assert first.share_pct == pytest.approx(30.6, abs=0.05) and first.reasons[0] == ("long_sb", 2305)
     assert second.share_pct >= third.share_pct and third.sass == "STS [R26], R34"
-    assert len(spots["index_rows"]) == profile.TOP_HOT_SPOTS
+    assert len(spots["index_rows"].hot_spots) == profile.TOP_HOT_SPOTS
 
 
 def test_hot_spots_join_the_raw_page_kernels_by_name_without_the_source_pages_casts():
@@ -101,7 +101,7 @@ def test_hot_spots_join_the_raw_page_kernels_by_name_without_the_source_pages_ca
         dram_throughput_pct=None, sm_throughput_pct=None, achieved_occupancy_pct=None, theoretical_occupancy_pct=None,
         registers_per_thread=None, shared_memory_per_block_bytes=None, block_size=None, grid_size=None, dram_bytes=None)
     other = profile.KernelProfile(**{**raw.__dict__, "name": "carry_fixup(float *)"})
-    joined = profile.with_hot_spots([raw, other], profile.parse_source_csv(H200_SOURCE_PAGE.read_text()))
+    joined = profile.with_source_facts([raw, other], profile.parse_source_csv(H200_SOURCE_PAGE.read_text()))
     assert joined[0].hot_spots[0].offset == 0x840 and joined[1].hot_spots == []
 
 
@@ -119,14 +119,33 @@ def test_kernels_that_differ_only_in_name_keep_their_own_hot_spots():
         theoretical_occupancy_pct=None, registers_per_thread=None, shared_memory_per_block_bytes=None, block_size=None,
         grid_size=None, dram_bytes=None)
     grad = profile.KernelProfile(**{**raw.__dict__, "name": "void <unnamed>::grad_kernel<64, 64>(<unnamed>::Problem, int)"})
-    state_spots, grad_spots = (k.hot_spots for k in profile.with_hot_spots([raw, grad], spots))
+    state_spots, grad_spots = (k.hot_spots for k in profile.with_source_facts([raw, grad], spots))
     assert state_spots[0].sass == "UMOV UR4, 0x400" and state_spots[0].reasons[0] == ("barrier", 1727)
     assert grad_spots[0].sass == "BSSY B0, 0x7fc9e77c1610" and grad_spots[0].reasons[0] == ("barrier", 7722)
 
 
 def test_a_source_page_without_samples_gives_no_hot_spots():
     page = '"Kernel Name","k()",\n"Address","Source","Warp Stall Sampling (All Samples)","stall_long_sb"\n"0x10","  EXIT","0","0"\n'
-    assert profile.parse_source_csv(page) == {"k": []}
+    assert profile.parse_source_csv(page) == {"k": profile.SourceFacts(hot_spots=[], instruction_mix=[])}
+
+
+def test_the_source_page_sums_each_kernels_executed_instructions_by_opcode():
+    """A whole kernel's block as recorded on the H200 (mamba3_scan_backward's
+    head_sums_kernel, 264 SASS instructions, 2,400 warp instructions run)."""
+    page = (Path(__file__).with_name("profile_data") / "ncu-source-h200-mamba3-head-sums.csv").read_text()
+    mix = profile.parse_source_csv(page)["{anonymous}::head_sums_kernel"].instruction_mix
+    assert [(o.opcode, o.warp_instructions) for o in mix] == [
+        ("FADD", 352), ("ISETP", 224), ("IMAD", 224), ("LDG", 192), ("BRA", 176), ("IADD3", 160)
+    ]
+    assert mix[0].share_pct == pytest.approx(100 * 352 / 2400)
+
+
+def test_an_opcode_counts_its_guarded_and_modified_forms():
+    header = '"Address","Source","Instructions Executed"\n'
+    page = ('"Kernel Name","k()"\n' + header + '"0x10","@!P0 BRA 0x40","5"\n"0x20","  BRA 0x10","3"\n'
+            '"0x30","LDS.128 R4, [R1]","2"\n"0x40","LDS R2, [R3]","2"\n"0x50","EXIT","0"\n')
+    mix = profile.parse_source_csv(page)["k"].instruction_mix
+    assert [(o.opcode, o.warp_instructions, round(o.share_pct, 1)) for o in mix] == [("BRA", 8, 66.7), ("LDS", 4, 33.3)]
 
 
 def test_units_other_than_base_are_scaled():
@@ -231,8 +250,8 @@ PYTHON_SOLUTION = REPO / "solutions" / "ssm_selective_scan" / "cupy_warp_per_cha
 
 def profile_from_fixture(monkeypatch, tmp_path, fixture: Path, source_page: Path | None = None) -> dict:
     """`harness profile` with ncu's run replaced by a recorded raw page (and
-    a source page whose first kernel's hot spots go to the raw page's first
-    kernel); what the command passed to the profiler is returned."""
+    a source page whose spmv_warps facts go to the raw page's first kernel);
+    what the command passed to the profiler is returned."""
     fake_ncu(tmp_path / "bin", "exit 0")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr("harness.backends.visible_gpus", lambda: ["a GPU"])
@@ -242,8 +261,8 @@ def profile_from_fixture(monkeypatch, tmp_path, fixture: Path, source_page: Path
         seen.update(solution=solution, library=library, report=report)
         kernels = profile.parse_raw_csv(fixture.read_text())
         if source_page:
-            spots = profile.parse_source_csv(source_page.read_text())
-            kernels[0] = dataclasses.replace(kernels[0], hot_spots=spots["spmv_warps<1>"])
+            facts = profile.parse_source_csv(source_page.read_text())["spmv_warps<1>"]
+            kernels[0] = dataclasses.replace(kernels[0], hot_spots=facts.hot_spots, instruction_mix=facts.instruction_mix)
         return profile.Profile(
             challenge=challenge.name, solution=str(solution), device="NVIDIA H200", report_path=str(report),
             csv_path=str(report.with_suffix(".csv")), source_csv_path=str(report.with_suffix(".source.csv")), kernels=kernels,
@@ -278,8 +297,10 @@ def test_the_summary_lists_where_warps_waited(tmp_path, monkeypatch):
     assert "selective_scan_chunks: where its warps were sampled waiting" in result.output
     assert "30.6%  +0x0840  LOP3.LUT R7, R2, 0x7fffffff, RZ, 0xc0, !PT  (long_sb 2305, math 3)" in result.output
     assert "cupy_warp_per_channel.source.csv" in result.output
+    assert "executed warp instructions by opcode: LOP3 17.4%, FADD 13.0%, LDC 8.7%" in result.output
     kernel = json.loads(CliRunner().invoke(cli, ["profile", "ssm_selective_scan", str(PYTHON_SOLUTION), "--json"]).stdout)["kernels"][0]
     assert kernel["hot_spots"][0]["offset"] == 0x840 and kernel["hot_spots"][0]["reasons"][0] == ["long_sb", 2305]
+    assert kernel["instruction_mix"][0] == {"opcode": "LOP3", "warp_instructions": 524288, "share_pct": pytest.approx(400 / 23)}
 
 
 def test_the_summary_gives_the_instructions_and_the_time_at_full_issue(tmp_path, monkeypatch):
@@ -307,6 +328,9 @@ def test_profiling_the_reference_on_a_gpu(tmp_path):
     assert all(k["registers_per_thread"] and k["stalls"] for k in document["kernels"])
     assert all(k["warp_instructions"] and 0 < k["full_issue_s"] <= k["duration_s"] and k["pipes"] for k in document["kernels"])
     assert all(k["hot_spots"] and 0 < k["hot_spots"][0]["share_pct"] <= 100 for k in document["kernels"])
+    # the source page's counts by opcode cover part of the raw page's total
+    assert all(k["instruction_mix"] and sum(o["warp_instructions"] for o in k["instruction_mix"]) <= k["warp_instructions"]
+               for k in document["kernels"])
     assert report.with_suffix(".source.csv").exists()
     # The reference runs in about 90 us on an H200 against a floor of about 25 us (README).
     assert 1.0 < document["times_floor"] < 50
