@@ -94,13 +94,17 @@ def test_the_source_page_gives_each_kernel_its_most_sampled_instructions():
     assert len(spots["index_rows"].hot_spots) == profile.TOP_HOT_SPOTS
 
 
+def raw_page_kernel(name: str) -> profile.KernelProfile:
+    """A raw-page kernel of that name and no measurements: what the source page's facts join onto."""
+    return profile.KernelProfile(
+        name=name, duration_s=1e-4, memory_throughput_pct=None, dram_throughput_pct=None, sm_throughput_pct=None,
+        achieved_occupancy_pct=None, theoretical_occupancy_pct=None, registers_per_thread=None,
+        shared_memory_per_block_bytes=None, block_size=None, grid_size=None, dram_bytes=None)
+
+
 def test_hot_spots_join_the_raw_page_kernels_by_name_without_the_source_pages_casts():
     """The raw page says spmv_warps<1>, the source page spmv_warps<(bool)1>."""
-    raw = profile.KernelProfile(
-        name="void spmv_warps<1>(const int *, const int *)", duration_s=1e-4, memory_throughput_pct=None,
-        dram_throughput_pct=None, sm_throughput_pct=None, achieved_occupancy_pct=None, theoretical_occupancy_pct=None,
-        registers_per_thread=None, shared_memory_per_block_bytes=None, block_size=None, grid_size=None, dram_bytes=None)
-    other = profile.KernelProfile(**{**raw.__dict__, "name": "carry_fixup(float *)"})
+    raw, other = raw_page_kernel("void spmv_warps<1>(const int *, const int *)"), raw_page_kernel("carry_fixup(float *)")
     joined = profile.with_source_facts([raw, other], profile.parse_source_csv(H200_SOURCE_PAGE.read_text()))
     assert joined[0].hot_spots[0].offset == 0x840 and joined[1].hot_spots == []
 
@@ -113,12 +117,8 @@ def test_kernels_that_differ_only_in_name_keep_their_own_hot_spots():
     page = (Path(__file__).with_name("profile_data") / "ncu-source-h200-mamba3-backward-trimmed.csv").read_text()
     spots = profile.parse_source_csv(page)
     assert sorted(spots) == ["{anonymous}::grad_kernel<64, 64>", "{anonymous}::state_kernel<64, 64>"]
-    raw = profile.KernelProfile(
-        name="void <unnamed>::state_kernel<64, 64>(<unnamed>::Problem, int)", duration_s=1e-4,
-        memory_throughput_pct=None, dram_throughput_pct=None, sm_throughput_pct=None, achieved_occupancy_pct=None,
-        theoretical_occupancy_pct=None, registers_per_thread=None, shared_memory_per_block_bytes=None, block_size=None,
-        grid_size=None, dram_bytes=None)
-    grad = profile.KernelProfile(**{**raw.__dict__, "name": "void <unnamed>::grad_kernel<64, 64>(<unnamed>::Problem, int)"})
+    raw = raw_page_kernel("void <unnamed>::state_kernel<64, 64>(<unnamed>::Problem, int)")
+    grad = raw_page_kernel("void <unnamed>::grad_kernel<64, 64>(<unnamed>::Problem, int)")
     state_spots, grad_spots = (k.hot_spots for k in profile.with_source_facts([raw, grad], spots))
     assert state_spots[0].sass == "UMOV UR4, 0x400" and state_spots[0].reasons[0] == ("barrier", 1727)
     assert grad_spots[0].sass == "BSSY B0, 0x7fc9e77c1610" and grad_spots[0].reasons[0] == ("barrier", 7722)
