@@ -1,8 +1,9 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 728 us; 783 us in the same run before the tile pairs of mma_tiles, and
-// 1.60 ms in an earlier run for this file before the gradient kernel's 16 warps, warp-summed
-// atomics and 16-byte staging: notes, "Atomics, warps, staging and tile pairs";
+// pass (H200, `harness bench`: 699 us, 753 us in the same run before the batched running rotation and
+// the windowed look-back: notes, "Rotation batches and a windowed look-back"; 728 us in an earlier
+// run, and 1.60 ms before the gradient kernel's 16 warps, warp-summed atomics, 16-byte staging and
+// tile pairs: notes, "Atomics, warps, staging and tile pairs";
 // solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms and the step-by-step
 // segment_parallel_carries.cu, the reference before, 2.85 ms in an earlier run).
 //
@@ -34,9 +35,9 @@
 // grid. Data is written by every thread, fenced, then flagged by thread 0 after a barrier; a
 // flag word is 64-bit, epoch << 2 | flag, so words of earlier launches read as "not ready" and
 // nothing is cleared between calls; the block drawing the last ticket resets the counter. A
-// waiting block folds in each predecessor's aggregate through the composed maps until it meets
-// an inclusive value; the running sums and composed maps live in shared memory, so any state
-// size works with one code path.
+// waiting block reads its predecessors' flags 8 at a time and folds in each one's aggregate
+// through the composed maps until it meets an inclusive value (look_back); the running sums and
+// composed maps live in shared memory, so any state size works with one code path.
 //
 // Precision. Every product is 3xTF32 (a = hi + lo, hi truncated to tf32, three mma.sync m16n8k8
 // per tile step, float32 accumulation); the prefix sums of dt A are kept in double (their
@@ -230,24 +231,33 @@ __device__ __forceinline__ void running_rotation(float* rot, float* m1, float* m
         pc = part > 0 ? uc : 1.f;  // exclusive = inclusive of the previous segment
         ps = part > 0 ? us : 0.f;
     }
-#pragma unroll 4
-    for (int k = 0; k < SEG; ++k) {
-        const int t = t_begin + k;
-        float* cs = rot + 2 * (t * NPP + pair);
-        const float nc = pc * cs[0] - ps * cs[1], ns = pc * cs[1] + ps * cs[0];
-        pc = nc;
-        ps = ns;
-        cs[0] = pc;
-        cs[1] = ps;
-        float* r1 = m1 + t * stride + 2 * pair;
-        const float a0 = r1[0], a1 = r1[1];
-        r1[0] = pc * a0 + ps * a1;
-        r1[1] = pc * a1 - ps * a0;
-        if (m2) {
-            float* r2 = m2 + t * stride + 2 * pair;
-            const float b0 = r2[0], b1 = r2[1];
-            r2[0] = pc * b0 + ps * b1;
-            r2[1] = pc * b1 - ps * b0;
+    // The rows are turned a batch of steps at a time, every load of the batch before its stores:
+    // written as one loop, each step's loads waited behind the previous step's stores (the
+    // compiler cannot tell rot from m1 and m2 apart), a dependent shared-memory round trip per step
+    // (17 % of the gradient kernel's stall samples under Nsight Compute).
+    constexpr int BATCH = SEG < 4 ? SEG : 4;
+#pragma unroll 1
+    for (int k0 = 0; k0 < SEG; k0 += BATCH) {
+        float2 cs[BATCH], r1[BATCH], r2[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; ++k) {
+            const int t = t_begin + k0 + k;
+            cs[k] = *reinterpret_cast<const float2*>(rot + 2 * (t * NPP + pair));
+            r1[k] = *reinterpret_cast<const float2*>(m1 + t * stride + 2 * pair);
+            if (m2) r2[k] = *reinterpret_cast<const float2*>(m2 + t * stride + 2 * pair);
+        }
+#pragma unroll
+        for (int k = 0; k < BATCH; ++k) {
+            const int t = t_begin + k0 + k;
+            const float nc = pc * cs[k].x - ps * cs[k].y, ns = pc * cs[k].y + ps * cs[k].x;
+            pc = nc;
+            ps = ns;
+            *reinterpret_cast<float2*>(rot + 2 * (t * NPP + pair)) = make_float2(pc, ps);
+            *reinterpret_cast<float2*>(m1 + t * stride + 2 * pair) =
+                make_float2(pc * r1[k].x + ps * r1[k].y, pc * r1[k].y - ps * r1[k].x);
+            if (m2)
+                *reinterpret_cast<float2*>(m2 + t * stride + 2 * pair) =
+                    make_float2(pc * r2[k].x + ps * r2[k].y, pc * r2[k].y - ps * r2[k].x);
         }
     }
 }
@@ -281,46 +291,148 @@ __device__ __forceinline__ int draw_ticket(unsigned long long* counter, unsigned
     return (int)*cell;
 }
 
-// Decoupled look-back over the chunks j = first, first + step, ... of one head (slots slot0 + j):
-// acc[2i][p], acc[2i+1][p] (row stride ld) += the composed maps of the chunks folded so far applied
-// to chunk j's value, its inclusive one if flagged (then the walk ends) or else its aggregate,
-// whose map is then composed in. A map is dec_end R(sin_sign * Phi_end). Chunk `terminal` only
-// ever publishes an inclusive value. Ends with the block's threads having added their elements
-// (f = tid + k NT over the npairs x P pair-columns); the caller synchronises before others read.
+// Decoupled look-back over the chunks j = first, first + step, ... of one head (slots slot0 + j),
+// LB_WIN chunks at a time: acc[2i][p], acc[2i+1][p] (row stride ld) += each chunk's value turned by
+// the composed maps of the chunks before it in the walk (a map is dec_end R(sin_sign * Phi_end)),
+// the value being the chunk's inclusive one if flagged (then the walk ends) or else its aggregate.
+// Chunk `terminal` only ever publishes an inclusive value.
+//
+// A window: warp 0's lanes read the flags of LB_WIN chunks at once and wait until the flags up to
+// the first inclusive one are all set (or all LB_WIN are aggregates); the pairs' threads compose the
+// window's maps (every map load in flight at once); every thread then folds all of the window's
+// chunks into its elements, every load issued before the adds. One chunk at a time, each chunk
+// cost a flag round trip, two barriers, a data round trip and a map round trip in turn (3.3 chunks
+// per walk on average at the official size: the state kernel's look-back was 16 % of its stall
+// samples under Nsight Compute). The walk ends with a barrier: any thread may then read any element.
+constexpr int LB_WIN = 8;
+template <int W>  // W consecutive columns: one 16-byte access when W = 4
+struct Cols {
+    float v[W];
+    __device__ __forceinline__ void load_cg(const float* p) {
+        if constexpr (W == 4) {
+            const float4 q = __ldcg(reinterpret_cast<const float4*>(p));
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        } else {
+            v[0] = __ldcg(p);
+        }
+    }
+    __device__ __forceinline__ void load(const float* p) {
+        if constexpr (W == 4) {
+            const float4 q = *reinterpret_cast<const float4*>(p);
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        } else {
+            v[0] = *p;
+        }
+    }
+    __device__ __forceinline__ void store(float* p) const {
+        if constexpr (W == 4)
+            *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+        else
+            *p = v[0];
+    }
+};
+// One window's fold for the groups of W columns f = tid + k NT (pair i = W f / P): the chunks in
+// batches of LB_BATCH, every load of a batch issued before its adds (registers bound the batch).
+constexpr int LB_BATCH = 4;
+template <int NT, int W, class Src>
+__device__ __forceinline__ void fold_window(float* acc, int ld, const float4* cmap, Src src, int depth, int npairs,
+                                            int P, unsigned pdiv) {
+    const int groups = npairs * (P / W);
+    for (int f = threadIdx.x; f < groups; f += NT) {
+        const int i = div_p(W * f, pdiv), p = W * f - i * P;  // W f = i P + p
+        Cols<W> a0, a1;
+        a0.load(acc + (2 * i) * ld + p);
+        a1.load(acc + (2 * i + 1) * ld + p);
+#pragma unroll 1
+        for (int k0 = 0; k0 < depth; k0 += LB_BATCH) {
+            Cols<W> v0[LB_BATCH], v1[LB_BATCH];
+#pragma unroll
+            for (int k = 0; k < LB_BATCH; ++k)
+                if (k0 + k < depth) {
+                    const float* m = src(k0 + k);
+                    v0[k].load_cg(m + (size_t)(2 * i) * P + p);
+                    v1[k].load_cg(m + (size_t)(2 * i + 1) * P + p);
+                }
+#pragma unroll
+            for (int k = 0; k < LB_BATCH; ++k)
+                if (k0 + k < depth) {
+                    const float4 m = cmap[(k0 + k) * npairs + i];
+#pragma unroll
+                    for (int e = 0; e < W; ++e) {
+                        a0.v[e] += m.x * (m.y * v0[k].v[e] - m.z * v1[k].v[e]);
+                        a1.v[e] += m.x * (m.z * v0[k].v[e] + m.y * v1[k].v[e]);
+                    }
+                }
+        }
+        a0.store(acc + (2 * i) * ld + p);
+        a1.store(acc + (2 * i + 1) * ld + p);
+    }
+}
+// cmap: LB_WIN x npairs float4 of shared memory; cell: one word of it. 16-byte columns when P % 4 == 0
+// (acc, agg and incl then 16-byte aligned: the callers' layouts).
 template <int NT>
-__device__ void look_back(float* acc, int ld, float4* cmap, unsigned* flag_cell, const unsigned long long* status,
+__device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, const unsigned long long* status,
                           const float* agg, const float* incl, const float4* maps, float sin_sign, size_t slot0,
-                          int first, int step, int terminal, int npairs, int P, unsigned pdiv, unsigned long long epoch) {
-    const int tid = threadIdx.x;
+                          int first, int step, int terminal, int npairs, int P, unsigned pdiv,
+                          unsigned long long epoch) {
+    const int tid = threadIdx.x, lane = tid & 31;
     const size_t mat = (size_t)2 * npairs * P;
-    for (int i = tid; i < npairs; i += NT) cmap[i] = make_float4(1.f, 1.f, 0.f, 0.f);
-    for (int j = first;; j += step) {
-        if (tid == 0) {
-            unsigned long long s;
-            do {
-                s = read_status(status + slot0 + j);
-            } while ((s >> 2) != epoch);
+    float4 carried = make_float4(1.f, 1.f, 0.f, 0.f);  // thread i < npairs: the maps of the windows folded so far
+    for (int j0 = first;; j0 += LB_WIN * step) {
+        const int left = (terminal - j0) * step + 1;  // chunks from j0 to terminal
+        if (tid < 32) {
+            const bool valid = lane < LB_WIN && lane < left;
+            const unsigned long long* word = status + slot0 + j0 + lane * step;
+            unsigned answer = 0;
+            for (;;) {
+                const unsigned long long s = valid ? read_status(word) : 0ull;
+                const bool ready = valid && (s >> 2) == epoch;
+                const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
+                const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && (s & 3ull) == FLAG_INCLUSIVE);
+                const int prefix = __ffs(~ready_mask) - 1;         // flags set from lane 0 on
+                const int first_incl = __ffs(incl_mask) - 1;       // -1: none
+                if (first_incl >= 0 && first_incl < prefix) {      // an inclusive one, every flag before it set
+                    answer = (unsigned)(first_incl + 1) | 0x100u;
+                    break;
+                }
+                if (prefix >= LB_WIN) {  // a whole window of aggregates (left > LB_WIN here)
+                    answer = LB_WIN;
+                    break;
+                }
+            }
             __threadfence();
-            *flag_cell = (unsigned)(s & 3ull);
+            if (lane == 0) *cell = answer;
         }
         __syncthreads();
-        const unsigned flag = *flag_cell;
+        const unsigned answer = *cell;
+        const int depth = (int)(answer & 0xffu);
+        const bool ends = answer & 0x100u;
         __threadfence();
-        const float* src = (flag == FLAG_INCLUSIVE ? incl : agg) + (slot0 + j) * mat;
-        for (int f = tid; f < npairs * P; f += NT) {
-            const int i = div_p(f, pdiv), p = f - i * P;
-            const float4 m = cmap[i];
-            const float v0 = __ldcg(src + (size_t)(2 * i) * P + p), v1 = __ldcg(src + (size_t)(2 * i + 1) * P + p);
-            acc[(2 * i) * ld + p] += m.x * (m.y * v0 - m.z * v1);
-            acc[(2 * i + 1) * ld + p] += m.x * (m.z * v0 + m.y * v1);
+        // the window's maps, one load per thread, then each pair's thread turns them into the
+        // composed map in front of each chunk, and the carried one
+        for (int f = tid; f < depth * npairs; f += NT) {
+            const int k = f / npairs, i = f - k * npairs;
+            const float4 q = __ldcg(maps + (slot0 + j0 + k * step) * npairs + i);
+            cmap[f] = make_float4(q.x, q.y, sin_sign * q.z, 0.f);
         }
-        if (flag == FLAG_INCLUSIVE || j == terminal) break;
-        __syncthreads();  // cmap and the flag cell are read by all before they change
-        for (int i = tid; i < npairs; i += NT) {
-            const float4 mj = __ldcg(maps + (slot0 + j) * npairs + i), m = cmap[i];
-            const float s = sin_sign * mj.z;
-            cmap[i] = make_float4(m.x * mj.x, m.y * mj.y - m.z * s, m.y * s + m.z * mj.y, 0.f);
+        __syncthreads();
+        if (tid < npairs) {
+            float4 m = carried;
+            for (int k = 0; k < depth; ++k) {
+                const float4 q = cmap[k * npairs + tid];
+                cmap[k * npairs + tid] = m;
+                m = make_float4(m.x * q.x, m.y * q.y - m.z * q.z, m.y * q.z + m.z * q.y, 0.f);
+            }
+            carried = m;
         }
+        __syncthreads();
+        auto src = [&](int k) { return (ends && k == depth - 1 ? incl : agg) + (slot0 + j0 + k * step) * mat; };
+        if (P % 4 == 0)
+            fold_window<NT, 4>(acc, ld, cmap, src, depth, npairs, P, pdiv);
+        else
+            fold_window<NT, 1>(acc, ld, cmap, src, depth, npairs, P, pdiv);
+        __syncthreads();  // cmap and the cell are read by all before they change; acc complete
+        if (ends) break;
     }
 }
 
@@ -336,11 +448,11 @@ struct Cfg1 {
     static constexpr int OFF_H = OFF_B + L * SN;    // theta [L][NPP], later Gin(c) [NP][SP]
     static constexpr int OFF_ROT = OFF_H + H_SIZE;  // cos, sin of Phi_t: [L][NPP][2]
     static constexpr int OFF_V = OFF_ROT + 2 * L * NPP;  // dt, lam (L + 1 steps), w: [3][SL]
-    static constexpr int OFF_CMAP = OFF_V + 3 * SL;      // composed maps, float4 per pair
-    static constexpr int OFF_MISC = OFF_CMAP + 4 * NPP;  // ticket, flag, dec_end
+    static constexpr int OFF_CMAP = OFF_V + 3 * SL;      // composed maps, float4 per (window chunk, pair)
+    static constexpr int OFF_MISC = OFF_CMAP + 4 * NPP * LB_WIN;  // ticket, look-back cell, dec_end
     static constexpr int FLOATS = OFF_MISC + 4;
     static_assert(NP * SP <= L * (SP + SN), "Agg fits over x and B");
-    static_assert(OFF_CMAP % 4 == 0, "float4 alignment");
+    static_assert(OFF_CMAP % 4 == 0 && OFF_ROT % 2 == 0, "float4, float2 alignment");
     static_assert(OFF_B % 4 == 0 && OFF_H % 4 == 0 && SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
 };
 
@@ -465,7 +577,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
         sH[(2 * i + 1) * K::SP + p] = 0.f;
     }
     look_back<THREADS>(sH, K::SP, cmap, misc + 1, pr.status1, pr.agg1, pr.incl1, pr.maps, 1.f, slot0, c - 1, -1, 0, npairs,
-              P, pr.pdiv, pr.epoch);
+                       P, pr.pdiv, pr.epoch);
     float* incl = pr.incl1 + slot * mat;
     for (int f = tid; f < npairs * P; f += THREADS) {  // the same elements this thread summed and turned
         const int i = div_p(f, pr.pdiv), p = f - i * P;
@@ -509,7 +621,7 @@ struct Cfg2 {
     static constexpr int OFF_GF = OFF_GIN + GSZ;     // dGin(c+1), then Gfut(c)
     static constexpr int OFF_V = OFF_GF + GSZ;
     static constexpr int OFF_CMAP = OFF_V + V_COUNT * SL;
-    static constexpr int OFF_XPREV = OFF_CMAP + 4 * NPP;
+    static constexpr int OFF_XPREV = OFF_CMAP + 4 * NPP * LB_WIN;
     static constexpr int OFF_BPREV = OFF_XPREV + PP;
     static constexpr int OFF_CROSS = OFF_BPREV + NP;
     static constexpr int OFF_MISC = OFF_CROSS + NPP;
@@ -517,7 +629,7 @@ struct Cfg2 {
     static constexpr int FLOATS = OFF_CL + 2 * L;
     static_assert(L * NPP <= L * SL, "theta fits in M1");
     static_assert(L % 32 == 0 && L <= THREADS, "one thread per step in whole warps");
-    static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0, "alignment");
+    static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0 && OFF_ROT % 2 == 0, "alignment");
     static_assert(OFF_DY % 4 == 0 && OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_M1 % 4 == 0 && OFF_GIN % 4 == 0 &&
                       SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
 };
@@ -705,7 +817,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     // B_{t0-1} . dec_end Gfut x_{t0-1} of alpha_t0 dbeta_t0, and dGin(c) = BAgg + dec_end Gfut published
     if (has_next) {
         look_back<NT>(gf, gld, cmap, misc_u + MISC_FLAG, pr.status2, pr.agg2, pr.incl2, pr.maps, -1.f, slot0, c + 1, 1,
-                  nc - 1, npairs, P, pr.pdiv, pr.epoch);
+                      nc - 1, npairs, P, pr.pdiv, pr.epoch);
         const float* Gnext = pr.incl1 + slot * mat;
         const float* bagg = pr.agg2 + slot * mat;
         float* incl = pr.incl2 + slot * mat;

@@ -25,14 +25,17 @@
 //     is the chunk's contribution to the next chunk's h) and
 //     sum_s (a[t0]*...*a[s]) * C[s]*dy[s] (the chunk's contribution to the
 //     adjoint flowing into the previous chunk), and sum(delta) per channel.
-//  2. carries: per (b, d, n), the true h before each chunk and a*g after it,
-//     with the chunk's decay exp(A*sum(delta)); loads batched 32 chunks deep.
+//  2. carries: per (b, d, n), the true h before each chunk (one thread, walking
+//     forward) and a*g after it (another thread, walking backward), with the
+//     chunk's decay exp(A*sum(delta)); each thread's loads run a batch of 16
+//     chunks ahead of its updates.
 //  3. chunk_gradients: per chunk, the forward sweep from the true h (dC, F, the
 //     h half of dA) then the reverse sweep from the true a*g (g, du, ddelta, dB,
 //     the g half of dA). dB and dC sum over the block's 128 channels through
 //     shared memory, 4 steps at a time; F goes to scratch for the reverse sweep.
-//  4. finish: dA and dskip summed over (batch, chunk), 8 threads per output
-//     and a fixed-order combine; dB and dC over the blocks of channels.
+//  4. finish, one launch for both sums: dA and dskip over (batch, chunk), 8
+//     threads per output with 24 loads each in flight and a fixed-order
+//     combine; dB and dC over the blocks of channels, 32 loads per thread.
 // Three exponentials per (b, t, d, n): pass 1, and each sweep of pass 3.
 // No atomics; every sum has one owner, so results are deterministic.
 //
@@ -238,47 +241,80 @@ chunk_aggregates(const float* __restrict__ u, const float* __restrict__ delta, c
     }
 }
 
-// Pass 2, one thread per (b, d, n): h before each chunk and a*g after it, in place.
-__global__ void carries(const float* __restrict__ A, float* __restrict__ h_in, float* __restrict__ gam_in,
-                        const float* __restrict__ dsum, int batch, int D, int N, int nc) {
+// Pass 2, one thread per (b, d, n) and direction, in place: blockIdx.y = 0
+// walks h forward (h before each chunk), 1 walks the adjoint backward (a*g
+// after each chunk). The two chains share only A and dsum, so they take
+// separate threads: twice the warps that one thread doing both would give, each
+// with half the dependent chain. The chain is latency-bound (one multiply-add
+// per chunk, a DRAM load per chunk), so loads run a batch ahead: a thread
+// fetches the next kCarryBatch chunks before it folds in the current ones, so
+// 16 to 32 loads stay in flight, where one batch at a time leaves none in flight
+// during its updates. (Not a ring refilled slot by slot: each refill load must
+// follow the step's store, which may alias it, and ptxas then schedules the
+// whole chain first and the refills after it, one batch at a time again.)
+constexpr int kCarryThreads = 128;
+constexpr int kCarryBatch = 16;  // 2 x 2 x 16 registers, within the 128 that 4 blocks per SM allow
+
+struct CarryWalk {
+    float* st;        // the chunk whose carry is stored next
+    const float* ld;  // the next chunk to fetch: its own part (h from 0 at its end, or its adjoint aggregate)
+    const float* ds;  // that chunk's sum of delta
+    int es, dstep;    // one chunk along the walk in each (+-D*N, +-D)
+    // The pointers step one chunk at a time, past the walk's end too, but are
+    // dereferenced only inside it.
+};
+
+// Fetches the walk's next kCarryBatch chunks, those of them still in the walk (left).
+__device__ __forceinline__ void carry_fetch(float (&e)[kCarryBatch], float (&s)[kCarryBatch], CarryWalk& w,
+                                            int left) {
+#pragma unroll
+    for (int j = 0; j < kCarryBatch; ++j) {
+        if (j < left) {
+            e[j] = *w.ld;
+            s[j] = *w.ds;
+        }
+        w.ld += w.es;
+        w.ds += w.dstep;
+    }
+}
+
+// Stores the carry into each of the next kCarryBatch chunks (those still in the
+// walk), then folds the chunk in: v = decay*v + e. Past the walk's end v is
+// never stored again, so only the store is guarded.
+__device__ __forceinline__ float carry_apply(const float (&e)[kCarryBatch], const float (&s)[kCarryBatch],
+                                             CarryWalk& w, int left, float a2, float v) {
+#pragma unroll
+    for (int j = 0; j < kCarryBatch; ++j) {
+        if (j < left) *w.st = v;
+        v = fmaf(ex2(a2 * s[j]), v, e[j]);
+        w.st += w.es;
+    }
+    return v;
+}
+
+__global__ void __launch_bounds__(kCarryThreads, 4)
+carries(const float* __restrict__ A, float* __restrict__ h_in, float* __restrict__ gam_in,
+        const float* __restrict__ dsum, int batch, int D, int N, int nc) {
     const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= static_cast<size_t>(batch) * D * N) return;
     const int n = static_cast<int>(i % N), d = static_cast<int>(i / N % D), b = static_cast<int>(i / (N * D));
+    const bool rev = blockIdx.y != 0;
     const float a2 = A[static_cast<size_t>(d) * N + n] * kLog2e;
-    const size_t stride = static_cast<size_t>(D) * N, first = static_cast<size_t>(b) * nc * stride + d * N + n;
-    const float* ds = dsum + static_cast<size_t>(b) * nc * D + d;
-    constexpr int kBatch = 32;  // loads of 32 chunks in flight before their dependent updates
-    float h = 0.f;
-    for (int c0 = 0; c0 < nc; c0 += kBatch) {
-        float e[kBatch], p[kBatch];
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j)
-            if (c0 + j < nc) {
-                e[j] = h_in[first + (c0 + j) * stride];
-                p[j] = ex2(a2 * ds[static_cast<size_t>(c0 + j) * D]);
-            }
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j)
-            if (c0 + j < nc) {
-                h_in[first + (c0 + j) * stride] = h;
-                h = fmaf(p[j], h, e[j]);
-            }
-    }
-    float g = 0.f;
-    for (int c1 = nc - 1; c1 >= 0; c1 -= kBatch) {
-        float e[kBatch], p[kBatch];
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j)
-            if (c1 - j >= 0) {
-                e[j] = gam_in[first + (c1 - j) * stride];
-                p[j] = ex2(a2 * ds[static_cast<size_t>(c1 - j) * D]);
-            }
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j)
-            if (c1 - j >= 0) {
-                gam_in[first + (c1 - j) * stride] = g;
-                g = fmaf(p[j], g, e[j]);
-            }
+    const size_t c0 = rev ? nc - 1 : 0;  // the walk's first chunk
+    CarryWalk w;
+    w.st = (rev ? gam_in : h_in) + (static_cast<size_t>(b) * nc + c0) * D * N + d * N + n;
+    w.ld = w.st;
+    w.ds = dsum + (static_cast<size_t>(b) * nc + c0) * D + d;
+    w.es = rev ? -D * N : D * N;
+    w.dstep = rev ? -D : D;
+    float e0[kCarryBatch] = {}, s0[kCarryBatch] = {}, e1[kCarryBatch] = {}, s1[kCarryBatch] = {};
+    float v = 0.f;
+    carry_fetch(e0, s0, w, nc);
+    for (int k = 0; k < nc; k += 2 * kCarryBatch) {
+        carry_fetch(e1, s1, w, nc - k - kCarryBatch);
+        v = carry_apply(e0, s0, w, nc - k, a2, v);
+        carry_fetch(e0, s0, w, nc - k - 2 * kCarryBatch);
+        v = carry_apply(e1, s1, w, nc - k - kCarryBatch, a2, v);
     }
 }
 
@@ -471,46 +507,109 @@ chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, co
         if (k.ok[c]) dskip_part[(static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]] = dsk[c];
 }
 
-// Pass 4a: dA and dskip summed over the parts (batch, chunk). A block of 32 x
-// kSlices threads takes 32 consecutive outputs (dA's D*N, then dskip's D); row y
-// sums parts y, y + kSlices, ..., so every warp reads 32 consecutive floats of a
-// part, and row 0 adds the kSlices rows in order.
-constexpr int kSlices = 8;
-__global__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
-                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D, int N) {
+// Pass 4, one launch for both sums (a block does one job; blocks [0, param_blocks)
+// do dA and dskip). Both are small reductions (12 MB and 8 MB of partials at the
+// official size) that wait on DRAM latency unless many loads are in flight, so
+// each thread issues all of a round's loads before its first add.
+constexpr int kFinishThreads = 256;
+constexpr int kSlices = kFinishThreads / 32;
+constexpr int kParamLoads = 24;  // a thread's parts per round: 2 rounds for 47 parts (4 x 94 / 8)
+constexpr int kBcElems = 4;      // dB and dC elements per thread, kFinishThreads apart
+constexpr int kBcParts = 4;      // blocks of channels per round: one round at the official size
+constexpr int kBcTile = kFinishThreads * kBcElems;
+
+// dA and dskip summed over the parts (batch, chunk). A block of 32 x kSlices
+// threads takes 32 consecutive outputs (dA's D*N, then dskip's D); row y sums
+// parts y, y + kSlices, ... in that order, so every warp reads 32 consecutive
+// floats of a part, and row 0 adds the kSlices rows in order.
+__device__ __forceinline__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
+                                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D,
+                                              int N, unsigned blk) {
     __shared__ float rows[kSlices][33];
+    const int x = threadIdx.x % 32, y = threadIdx.x / 32;
     const size_t a_elems = static_cast<size_t>(D) * N;
-    const size_t i = static_cast<size_t>(blockIdx.x) * 32 + threadIdx.x;
+    const size_t i = static_cast<size_t>(blk) * 32 + x;
     const bool is_a = i < a_elems, ok = i < a_elems + D;
-    const float* src = is_a ? dA_part + i : dskip_part + (ok ? i - a_elems : 0);
     const size_t stride = is_a ? a_elems : static_cast<size_t>(D);
+    const float* src = is_a ? dA_part + i : dskip_part + (ok ? i - a_elems : 0);
     float s = 0.f;
     if (ok) {
-#pragma unroll 4
-        for (int p = threadIdx.y; p < parts; p += kSlices) s += src[p * stride];
+        const size_t step = kSlices * stride;  // from a thread's part to its next
+        for (int p0 = y; p0 < parts; p0 += kSlices * kParamLoads) {
+            const float* part = src + p0 * stride;
+            float v[kParamLoads];
+#pragma unroll
+            for (int j = 0; j < kParamLoads; ++j, part += step)
+                if (p0 + j * kSlices < parts) v[j] = *part;
+#pragma unroll
+            for (int j = 0; j < kParamLoads; ++j)
+                if (p0 + j * kSlices < parts) s += v[j];
+        }
     }
-    rows[threadIdx.y][threadIdx.x] = s;
+    rows[y][x] = s;
     __syncthreads();
-    if (threadIdx.y != 0 || !ok) return;
+    if (y != 0 || !ok) return;
     float t = 0.f;
 #pragma unroll
-    for (int y = 0; y < kSlices; ++y) t += rows[y][threadIdx.x];
+    for (int r = 0; r < kSlices; ++r) t += rows[r][x];
     if (is_a) dA[i] = t;
     else dskip[i - a_elems] = t;
 }
 
-// Pass 4b, when there is more than one block of channels: dB and dC summed over them.
-__global__ void finish_bc(const float* __restrict__ dB_part, const float* __restrict__ dC_part, float* __restrict__ dB,
-                          float* __restrict__ dC, int channel_blocks, size_t bc_elems) {
-    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= bc_elems) return;
-    float sb = 0.f, sc = 0.f;
-    for (int p = 0; p < channel_blocks; ++p) {
-        sb += dB_part[p * bc_elems + i];
-        sc += dC_part[p * bc_elems + i];
+// dB and dC summed over the blocks of channels, each element's in block order;
+// a thread takes kBcElems elements kFinishThreads apart (coalesced per warp).
+__device__ __forceinline__ void finish_bc(const float* __restrict__ dB_part, const float* __restrict__ dC_part,
+                                          float* __restrict__ dB, float* __restrict__ dC, int channel_blocks,
+                                          size_t bc_elems, unsigned blk) {
+    const size_t i0 = static_cast<size_t>(blk) * kBcTile + threadIdx.x;
+    bool ok[kBcElems];
+    float sb[kBcElems], sc[kBcElems];
+#pragma unroll
+    for (int e = 0; e < kBcElems; ++e) {
+        ok[e] = i0 + e * kFinishThreads < bc_elems;
+        sb[e] = sc[e] = 0.f;
     }
-    dB[i] = sb;
-    dC[i] = sc;
+    for (int p0 = 0; p0 < channel_blocks; p0 += kBcParts) {
+        float vb[kBcParts][kBcElems], vc[kBcParts][kBcElems];
+#pragma unroll
+        for (int q = 0; q < kBcParts; ++q) {
+            const size_t row = (p0 + q) * bc_elems + i0;
+#pragma unroll
+            for (int e = 0; e < kBcElems; ++e)
+                if (p0 + q < channel_blocks && ok[e]) {
+                    vb[q][e] = dB_part[row + e * kFinishThreads];
+                    vc[q][e] = dC_part[row + e * kFinishThreads];
+                }
+        }
+#pragma unroll
+        for (int q = 0; q < kBcParts; ++q)
+#pragma unroll
+            for (int e = 0; e < kBcElems; ++e)
+                if (p0 + q < channel_blocks && ok[e]) {
+                    sb[e] += vb[q][e];
+                    sc[e] += vc[q][e];
+                }
+    }
+#pragma unroll
+    for (int e = 0; e < kBcElems; ++e)
+        if (ok[e]) {
+            dB[i0 + e * kFinishThreads] = sb[e];
+            dC[i0 + e * kFinishThreads] = sc[e];
+        }
+}
+
+// One launch instead of two: the sums share the machine, and one launch gap
+// fewer. Which job a block does depends only on its index, so every sum keeps
+// its fixed order.
+__global__ void __launch_bounds__(kFinishThreads, 4)
+finish(const float* __restrict__ dA_part, const float* __restrict__ dskip_part, float* __restrict__ dA,
+       float* __restrict__ dskip, int parts, int D, int N, unsigned param_blocks, const float* __restrict__ dB_part,
+       const float* __restrict__ dC_part, float* __restrict__ dB, float* __restrict__ dC, int channel_blocks,
+       size_t bc_elems) {
+    if (blockIdx.x < param_blocks)
+        finish_params(dA_part, dskip_part, dA, dskip, parts, D, N, blockIdx.x);
+    else
+        finish_bc(dB_part, dC_part, dB, dC, channel_blocks, bc_elems, blockIdx.x - param_blocks);
 }
 
 float* g_scratch = nullptr;
@@ -557,13 +656,13 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     const dim3 grid(channel_blocks, nc, batch);
     chunk_aggregates<<<grid, kThreads>>>(u, delta, A, B, C, dy, h_carry, gam_carry, dsum, L, D, N, nc);
     const size_t chains = static_cast<size_t>(batch) * D * N;
-    carries<<<static_cast<unsigned>((chains + 127) / 128), 128>>>(A, h_carry, gam_carry, dsum, batch, D, N, nc);
+    const dim3 carry_grid(static_cast<unsigned>((chains + kCarryThreads - 1) / kCarryThreads), 2);  // y: direction
+    carries<<<carry_grid, kCarryThreads>>>(A, h_carry, gam_carry, dsum, batch, D, N, nc);
     chunk_gradients<<<grid, kThreads>>>(u, delta, A, B, C, skip, dy, h_carry, gam_carry, fscr, du, ddelta,
                                         dA_part, dskip_part, dB_part, dC_part, L, D, N, nc);
     const size_t params = static_cast<size_t>(D) * N + D;
-    finish_params<<<static_cast<unsigned>((params + 31) / 32), dim3(32, kSlices)>>>(dA_part, dskip_part, dA, dskip,
-                                                                                  batch * nc, D, N);
-    if (channel_blocks > 1)
-        finish_bc<<<static_cast<unsigned>((bc_elems + 255) / 256), 256>>>(dB_part, dC_part, dB, dC, channel_blocks,
-                                                                          bc_elems);
+    const unsigned param_blocks = static_cast<unsigned>((params + 31) / 32);
+    const unsigned bc_blocks = channel_blocks > 1 ? static_cast<unsigned>((bc_elems + kBcTile - 1) / kBcTile) : 0;
+    finish<<<param_blocks + bc_blocks, kFinishThreads>>>(dA_part, dskip_part, dA, dskip, batch * nc, D, N, param_blocks,
+                                                         dB_part, dC_part, dB, dC, channel_blocks, bc_elems);
 }
