@@ -1,9 +1,9 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 699 us, 753 us in the same run before the batched running rotation and
-// the windowed look-back: notes, "Rotation batches and a windowed look-back"; 728 us in an earlier
-// run, and 1.60 ms before the gradient kernel's 16 warps, warp-summed atomics, 16-byte staging and
-// tile pairs: notes, "Atomics, warps, staging and tile pairs";
+// pass (H200, `harness bench`: 700 us against 713 us for the file before its 16-byte element loops in
+// the same run; 699 against 753 us in an earlier run for the batched running rotation and the
+// windowed look-back; 1.60 ms before the gradient kernel's 16 warps, warp-summed atomics, 16-byte
+// staging and tile pairs: notes, "Atomics, warps, staging and tile pairs" and the section after it;
 // solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms and the step-by-step
 // segment_parallel_carries.cu, the reference before, 2.85 ms in an earlier run).
 //
@@ -59,6 +59,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace {
 
@@ -330,16 +331,39 @@ struct Cols {
         else
             *p = v[0];
     }
+    __device__ __forceinline__ void store_cg(float* p) const {
+        if constexpr (W == 4)
+            __stcg(reinterpret_cast<float4*>(p), make_float4(v[0], v[1], v[2], v[3]));
+        else
+            __stcg(p, v[0]);
+    }
 };
-// One window's fold for the groups of W columns f = tid + k NT (pair i = W f / P): the chunks in
-// batches of LB_BATCH, every load of a batch issued before its adds (registers bound the batch).
+// The element loops over (row pair i, column p) of an N x P matrix: body(i, p, width) for the groups of
+// W = width consecutive columns f = tid + k NT (W f = i P + p), W = 4 (16-byte accesses) when
+// P % 4 == 0, which the callers' layouts align; else W = 1. One column at a time, each element cost
+// its own index arithmetic, and a thread's elements went one round trip after another.
+template <int NT, class Body>
+__device__ __forceinline__ void for_pair_columns(int npairs, int P, unsigned pdiv, Body body) {
+    auto walk = [&](auto width) {
+        constexpr int W = decltype(width)::value;
+        for (int f = threadIdx.x; f < npairs * (P / W); f += NT) {
+            const int i = div_p(W * f, pdiv);
+            body(i, W * f - i * P, width);
+        }
+    };
+    if (P % 4 == 0)
+        walk(std::integral_constant<int, 4>());
+    else
+        walk(std::integral_constant<int, 1>());
+}
+// One window's fold: the chunks in batches of LB_BATCH, every load of a batch issued before its
+// adds (registers bound the batch).
 constexpr int LB_BATCH = 4;
-template <int NT, int W, class Src>
+template <int NT, class Src>
 __device__ __forceinline__ void fold_window(float* acc, int ld, const float4* cmap, Src src, int depth, int npairs,
                                             int P, unsigned pdiv) {
-    const int groups = npairs * (P / W);
-    for (int f = threadIdx.x; f < groups; f += NT) {
-        const int i = div_p(W * f, pdiv), p = W * f - i * P;  // W f = i P + p
+    for_pair_columns<NT>(npairs, P, pdiv, [&](int i, int p, auto width) {
+        constexpr int W = decltype(width)::value;
         Cols<W> a0, a1;
         a0.load(acc + (2 * i) * ld + p);
         a1.load(acc + (2 * i + 1) * ld + p);
@@ -366,7 +390,7 @@ __device__ __forceinline__ void fold_window(float* acc, int ld, const float4* cm
         }
         a0.store(acc + (2 * i) * ld + p);
         a1.store(acc + (2 * i + 1) * ld + p);
-    }
+    });
 }
 // cmap: LB_WIN x npairs float4 of shared memory; cell: one word of it. 16-byte columns when P % 4 == 0
 // (acc, agg and incl then 16-byte aligned: the callers' layouts).
@@ -427,10 +451,7 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, cons
         }
         __syncthreads();
         auto src = [&](int k) { return (ends && k == depth - 1 ? incl : agg) + (slot0 + j0 + k * step) * mat; };
-        if (P % 4 == 0)
-            fold_window<NT, 4>(acc, ld, cmap, src, depth, npairs, P, pdiv);
-        else
-            fold_window<NT, 1>(acc, ld, cmap, src, depth, npairs, P, pdiv);
+        fold_window<NT>(acc, ld, cmap, src, depth, npairs, P, pdiv);
         __syncthreads();  // cmap and the cell are read by all before they change; acc complete
         if (ends) break;
     }
@@ -552,16 +573,24 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     const float dec_end = misc_f[2];
     const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
     float* mine = (c == 0 ? pr.incl1 : pr.agg1) + slot * mat;
-    for (int f = tid; f < npairs * P; f += THREADS) {
-        const int i = div_p(f, pr.pdiv), p = f - i * P;
+    for_pair_columns<THREADS>(npairs, P, pr.pdiv, [&](int i, int p, auto width) {
+        constexpr int W = decltype(width)::value;
         const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
         float* a = sAgg + (2 * i) * K::SP + p;
-        const float e0 = a[0], e1 = a[K::SP];
-        a[0] = co * e0 - s * e1;
-        a[K::SP] = s * e0 + co * e1;
-        __stcg(mine + (size_t)(2 * i) * P + p, a[0]);
-        __stcg(mine + (size_t)(2 * i + 1) * P + p, a[K::SP]);
-    }
+        Cols<W> e0, e1;
+        e0.load(a);
+        e1.load(a + K::SP);
+#pragma unroll
+        for (int e = 0; e < W; ++e) {
+            const float v0 = e0.v[e], v1 = e1.v[e];
+            e0.v[e] = co * v0 - s * v1;
+            e1.v[e] = s * v0 + co * v1;
+        }
+        e0.store(a);
+        e1.store(a + K::SP);
+        e0.store_cg(mine + (size_t)(2 * i) * P + p);
+        e1.store_cg(mine + (size_t)(2 * i + 1) * P + p);
+    });
     for (int i = tid; i < npairs; i += THREADS)
         __stcg(pr.maps + slot * npairs + i, make_float4(dec_end, rot_end[2 * i], rot_end[2 * i + 1], 0.f));
     __threadfence();
@@ -571,22 +600,30 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     if (c == 0) return;
 
     // ---- look back over chunks c-1, c-2, ... for Gin(c); publish Gin(c+1) = R Agg + dec_end R Gin(c)
-    for (int f = tid; f < npairs * P; f += THREADS) {
-        const int i = div_p(f, pr.pdiv), p = f - i * P;
-        sH[(2 * i) * K::SP + p] = 0.f;
-        sH[(2 * i + 1) * K::SP + p] = 0.f;
-    }
+    for_pair_columns<THREADS>(npairs, P, pr.pdiv, [&](int i, int p, auto width) {
+        const Cols<decltype(width)::value> zero = {};
+        zero.store(sH + (2 * i) * K::SP + p);
+        zero.store(sH + (2 * i + 1) * K::SP + p);
+    });
     look_back<THREADS>(sH, K::SP, cmap, misc + 1, pr.status1, pr.agg1, pr.incl1, pr.maps, 1.f, slot0, c - 1, -1, 0, npairs,
                        P, pr.pdiv, pr.epoch);
     float* incl = pr.incl1 + slot * mat;
-    for (int f = tid; f < npairs * P; f += THREADS) {  // the same elements this thread summed and turned
-        const int i = div_p(f, pr.pdiv), p = f - i * P;
+    for_pair_columns<THREADS>(npairs, P, pr.pdiv, [&](int i, int p, auto width) {
+        constexpr int W = decltype(width)::value;
         const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
-        const float h0 = sH[(2 * i) * K::SP + p], h1 = sH[(2 * i + 1) * K::SP + p];
-        const float* a = sAgg + (2 * i) * K::SP + p;
-        __stcg(incl + (size_t)(2 * i) * P + p, a[0] + dec_end * (co * h0 - s * h1));
-        __stcg(incl + (size_t)(2 * i + 1) * P + p, a[K::SP] + dec_end * (s * h0 + co * h1));
-    }
+        Cols<W> h0, h1, a0, a1;
+        h0.load(sH + (2 * i) * K::SP + p);
+        h1.load(sH + (2 * i + 1) * K::SP + p);
+        a0.load(sAgg + (2 * i) * K::SP + p);
+        a1.load(sAgg + (2 * i + 1) * K::SP + p);
+#pragma unroll
+        for (int e = 0; e < W; ++e) {
+            a0.v[e] += dec_end * (co * h0.v[e] - s * h1.v[e]);
+            a1.v[e] += dec_end * (s * h0.v[e] + co * h1.v[e]);
+        }
+        a0.store_cg(incl + (size_t)(2 * i) * P + p);
+        a1.store_cg(incl + (size_t)(2 * i + 1) * P + p);
+    });
     __threadfence();
     __syncthreads();
     if (tid == 0) *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
@@ -824,35 +861,64 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
         const float dec_end = v_dec[L - 1];
         float dot = 0.f, ab = 0.f;
-        // the elements this thread summed (f = tid + k NT), walked warp by warp so that a warp whose 32
-        // elements share a row pair adds its cross terms with one atomic (512 contended shared-memory
-        // float atomics per block, each a compare-and-swap loop, were 28 % of this kernel's instructions)
-        for (int w0 = warp * 32; w0 < npairs * P; w0 += NT) {
-            const int f = w0 + lane;
-            const bool ok = f < npairs * P;
-            const int i = div_p(ok ? f : w0, pr.pdiv), p = f - i * P;
-            float cross = 0.f;
-            if (ok) {
-                float* q = gf + (2 * i) * gld + p;
-                const float d0 = q[0], d1 = q[gld];
-                const float n0 = Gnext[(size_t)(2 * i) * P + p], n1 = Gnext[(size_t)(2 * i + 1) * P + p];
-                dot += n0 * d0 + n1 * d1;
-                cross = n0 * d1 - n1 * d0;
-                const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
-                const float f0 = co * d0 + s * d1, f1 = co * d1 - s * d0;
-                q[0] = f0;
-                q[gld] = f1;
-                ab += (bprev[2 * i] * f0 + bprev[2 * i + 1] * f1) * xprev[p];
-                __stcg(incl + (size_t)(2 * i) * P + p, __ldcg(bagg + (size_t)(2 * i) * P + p) + dec_end * f0);
-                __stcg(incl + (size_t)(2 * i + 1) * P + p, __ldcg(bagg + (size_t)(2 * i + 1) * P + p) + dec_end * f1);
+        // W columns per lane (16 bytes when head_dim allows), every load of a lane's group issued
+        // before its stores (one element at a time, each element waited on its own L2 round trips:
+        // 5 % of the kernel's stall samples). The cross terms of a row pair are summed over the lanes
+        // that share it (seg: a power of two when the row's groups divide or fill 32 lanes) and added
+        // with one shared atomic per pair (a float atomicAdd on shared memory is a compare-and-swap
+        // loop, which 512 contended threads turned into 28 % of this kernel's instructions).
+        auto chunk_end = [&](auto width) {
+            constexpr int W = decltype(width)::value;
+            const int gpr = P / W, groups = npairs * gpr;
+            const int seg = gpr % 32 == 0 ? 32 : 32 % gpr == 0 ? gpr : 0;
+            for (int w0 = warp * 32; w0 < groups; w0 += NT) {
+                const int f = w0 + lane;
+                const bool ok = f < groups;
+                const int i = div_p(W * (ok ? f : w0), pr.pdiv), p = W * (ok ? f : w0) - i * P;
+                float cross = 0.f;
+                if (ok) {
+                    float* q = gf + (2 * i) * gld + p;
+                    const size_t o0 = (size_t)(2 * i) * P + p, o1 = o0 + P;
+                    Cols<W> d0, d1, n0, n1, b0, b1, xp;
+                    d0.load(q);
+                    d1.load(q + gld);
+                    n0.load(Gnext + o0);
+                    n1.load(Gnext + o1);
+                    b0.load_cg(bagg + o0);
+                    b1.load_cg(bagg + o1);
+                    xp.load(xprev + p);
+                    const float co = rot_end[2 * i], sn = rot_end[2 * i + 1];
+                    const float bp0 = bprev[2 * i], bp1 = bprev[2 * i + 1];
+#pragma unroll
+                    for (int e = 0; e < W; ++e) {
+                        const float g0 = d0.v[e], g1 = d1.v[e];
+                        dot += n0.v[e] * g0 + n1.v[e] * g1;
+                        cross += n0.v[e] * g1 - n1.v[e] * g0;
+                        d0.v[e] = co * g0 + sn * g1;  // Gfut = R(-Phi_end) dGin(c+1)
+                        d1.v[e] = co * g1 - sn * g0;
+                        ab += (bp0 * d0.v[e] + bp1 * d1.v[e]) * xp.v[e];
+                        b0.v[e] += dec_end * d0.v[e];  // dGin(c) = BAgg + dec_end Gfut
+                        b1.v[e] += dec_end * d1.v[e];
+                    }
+                    d0.store(q);
+                    d1.store(q + gld);
+                    b0.store_cg(incl + o0);
+                    b1.store_cg(incl + o1);
+                }
+                if (seg) {
+#pragma unroll
+                    for (int o = 16; o > 0; o >>= 1)
+                        if (o < seg) cross += __shfl_xor_sync(0xffffffffu, cross, o);
+                    if (ok && lane % seg == 0) atomicAdd(&crossend[i], cross);
+                } else if (ok) {
+                    atomicAdd(&crossend[i], cross);
+                }
             }
-            if (__all_sync(0xffffffffu, i == div_p(w0, pr.pdiv))) {
-                cross = warp_sum(cross);
-                if (lane == 0) atomicAdd(&crossend[i], cross);
-            } else if (ok) {
-                atomicAdd(&crossend[i], cross);
-            }
-        }
+        };
+        if (P % 4 == 0)
+            chunk_end(std::integral_constant<int, 4>());
+        else
+            chunk_end(std::integral_constant<int, 1>());
         dot = warp_sum(dot);
         ab = warp_sum(ab);
         if (lane == 0) {
