@@ -338,23 +338,27 @@ struct Cols {
             __stcg(p, v[0]);
     }
 };
+// fn(width) with width = std::integral_constant<int, W>: W = 4 columns at a time (16-byte accesses)
+// when P % 4 == 0, which the callers' layouts align; else W = 1.
+template <class Fn>
+__device__ __forceinline__ void with_column_width(int P, Fn fn) {
+    if (P % 4 == 0)
+        fn(std::integral_constant<int, 4>());
+    else
+        fn(std::integral_constant<int, 1>());
+}
 // The element loops over (row pair i, column p) of an N x P matrix: body(i, p, width) for the groups of
-// W = width consecutive columns f = tid + k NT (W f = i P + p), W = 4 (16-byte accesses) when
-// P % 4 == 0, which the callers' layouts align; else W = 1. One column at a time, each element cost
-// its own index arithmetic, and a thread's elements went one round trip after another.
+// W = width consecutive columns f = tid + k NT (W f = i P + p). One column at a time, each element
+// cost its own index arithmetic, and a thread's elements went one round trip after another.
 template <int NT, class Body>
 __device__ __forceinline__ void for_pair_columns(int npairs, int P, unsigned pdiv, Body body) {
-    auto walk = [&](auto width) {
+    with_column_width(P, [&](auto width) {
         constexpr int W = decltype(width)::value;
         for (int f = threadIdx.x; f < npairs * (P / W); f += NT) {
             const int i = div_p(W * f, pdiv);
             body(i, W * f - i * P, width);
         }
-    };
-    if (P % 4 == 0)
-        walk(std::integral_constant<int, 4>());
-    else
-        walk(std::integral_constant<int, 1>());
+    });
 }
 // One window's fold: the chunks in batches of LB_BATCH, every load of a batch issued before its
 // adds (registers bound the batch).
@@ -867,7 +871,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         // that share it (seg: a power of two when the row's groups divide or fill 32 lanes) and added
         // with one shared atomic per pair (a float atomicAdd on shared memory is a compare-and-swap
         // loop, which 512 contended threads turned into 28 % of this kernel's instructions).
-        auto chunk_end = [&](auto width) {
+        with_column_width(P, [&](auto width) {
             constexpr int W = decltype(width)::value;
             const int gpr = P / W, groups = npairs * gpr;
             const int seg = gpr % 32 == 0 ? 32 : 32 % gpr == 0 ? gpr : 0;
@@ -914,11 +918,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
                     atomicAdd(&crossend[i], cross);
                 }
             }
-        };
-        if (P % 4 == 0)
-            chunk_end(std::integral_constant<int, 4>());
-        else
-            chunk_end(std::integral_constant<int, 1>());
+        });
         dot = warp_sum(dot);
         ab = warp_sum(ab);
         if (lane == 0) {
