@@ -1,7 +1,9 @@
 """emu backend: Hopper's warpgroup MMA (wgmma.mma_async and its fence/commit/wait).
 
 The probes of tests/emu_programs/tensor_probes.py named wgmma_* run
-tensor_wgmma.cu: a block of two warpgroups multiplies small integers (exact in
+tensor_wgmma.cu (and wgmma_tf32_* tensor_wgmma_tf32.cu: tf32 operands, K-major,
+every swizzle mode, A from registers, operands whose low bits a tensor core
+ignores): a block of two warpgroups multiplies small integers (exact in
 f16, bf16 and float32) with A and B in shared memory in every swizzle mode,
 K-major and MN-major, N in {8, 64, 256}, A from registers, imm-scale-a = -1,
 and a descriptor with a wrong leading-dimension byte offset; tensor_wgmma_gemm.cu
@@ -86,6 +88,49 @@ def test_wgmma_misuse_is_reported(runner: tp.EmuRunner, bug: int, message: str) 
         runner.call("tensor_wgmma.cu", a, b, np.zeros(128 * 8, np.float32), 8, 0, 0, 0, 0, 0, 1, bug)
 
 
+TF32_CORRECT = [v for v in tp.WGMMA_TF32_VARIANTS if not v.bad_lbo]
+
+
+@needs_gxx
+@pytest.mark.parametrize("variant", TF32_CORRECT, ids=[v.name for v in TF32_CORRECT])
+def test_tf32_wgmma_gives_the_product_of_the_upper_19_bits(runner: tp.EmuRunner, variant: tp.WgmmaTf32) -> None:
+    """D = imm-scale-a * A @ B over four k8 steps, A and B stored as raw float32
+    (the tensor core reads each element's upper 19 bits; the low_bits inputs
+    tell that from rounding), K-major in every swizzle mode or A from registers."""
+    a, b = tp.wgmma_tf32_inputs(variant)
+    d = tp.run_wgmma_tf32(runner, variant, a, b)
+    want = variant.scale_a * (tp.tf32_truncated(a).astype(np.float64) @ tp.tf32_truncated(b).astype(np.float64))
+    np.testing.assert_array_equal(d, want)
+    if variant.low_bits:
+        assert not np.array_equal(d, variant.scale_a * (a.astype(np.float64) @ b.astype(np.float64)))
+    diff_expected(variant.name, tp.matrix_text(d))
+
+
+TF32_BAD = [v for v in tp.WGMMA_TF32_VARIANTS if v.bad_lbo]
+
+
+@needs_gxx
+@pytest.mark.parametrize("variant", TF32_BAD, ids=[v.name for v in TF32_BAD])
+def test_tf32_wgmma_wrong_leading_byte_offset_gives_a_wrong_product(runner: tp.EmuRunner,
+                                                                    variant: tp.WgmmaTf32) -> None:
+    a, b = tp.wgmma_tf32_inputs(variant)
+    d = tp.run_wgmma_tf32(runner, variant, a, b)
+    assert (d != a.astype(np.float64) @ b.astype(np.float64)).mean() > 0.5
+    diff_expected(variant.name, tp.matrix_text(d))
+
+
+def test_tf32_wgmma_translates_without_transposes() -> None:
+    src = wgmma_source(
+        r"{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\nwgmma.fence.sync.aligned;\n"
+        r"wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, %4, %5, p, -1, 1;\n"
+        r"wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}\n",
+        '"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db), "r"(s)')
+    out = translate(src, "k.cu")
+    assert ("::harness_emu::ptx_wgmma(::harness_emu::WgmmaType::TF32, 8, false, __emu_a, "
+            "::harness_emu::addr_operand(da), ::harness_emu::addr_operand(db), __emu_pred_p, (int)-1, (int)1, "
+            "(int)0, (int)0, __emu_d, __FILE__, __LINE__);") in out
+
+
 @needs_gxx
 def test_example_wgmma_gemm_is_exact(runner: tp.EmuRunner) -> None:
     """tensor_wgmma_gemm.cu: cp.async into 128-byte-swizzled tiles (A K-major,
@@ -123,8 +168,12 @@ def test_wgmma_translates_with_its_predicate_and_sync_ops() -> None:
      '"+r"(d[0]), "+r"(d[1]) : "l"(da), "l"(db)'),  # f16 accumulators
     ("wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5}, %6, %7, 1, 1, 1, 0, 0;",
      '"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]) : "l"(da), "l"(db)'),  # N % 8
-    ("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, %4, %5, 1, 1, 1;",
-     '"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db)'),  # tf32
+    ("wgmma.mma_async.sync.aligned.m64n8k16.f32.tf32.tf32 {%0, %1, %2, %3}, %4, %5, 1, 1, 1;",
+     '"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db)'),  # tf32 is k8
+    ("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;",
+     '"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db)'),  # tf32 takes no transposes
+    ("wgmma.mma_async.sync.aligned.m64n8k8.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;",
+     '"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db)'),  # f16 is k16
     ("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 2, 1, 0, 0;",
      '"+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db)'),  # imm-scale-a not +-1
 ])

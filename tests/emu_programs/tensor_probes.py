@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 PROGRAMS = Path(__file__).parent
-SM90A_PROGRAMS = {"tensor_wgmma.cu", "tensor_wgmma_gemm.cu"}  # Hopper's architecture-specific instructions (wgmma)
+SM90A_PROGRAMS = {"tensor_wgmma.cu", "tensor_wgmma_tf32.cu", "tensor_wgmma_gemm.cu"}  # Hopper's architecture-specific instructions (wgmma)
 
 
 class Runner:
@@ -306,6 +306,68 @@ def wgmma_probe(v: Wgmma) -> Callable[[Runner], str]:
     return probe
 
 
+# ---- wgmma with tf32 operands (tensor_wgmma_tf32.cu, sm_90a) ----------------------
+@dataclass(frozen=True)
+class WgmmaTf32:
+    """One tensor_wgmma_tf32.cu launch: D (128 x n) = scale_a * A (128 x 32) @ B (32 x n), four k8 steps.
+
+    low_bits: every operand is +-(1 + j/32 + 3 * 2^-12), j < 8: the 3 * 2^-12 lies below
+    tf32's 10 mantissa bits (0.75 of its last place in [1, 2)), so a tensor core
+    that reads the upper 19 bits gives the product of +-(1 + j/32), one that
+    rounded would not; every such sum is exact in float32."""
+
+    n: int
+    swizzle: int  # the descriptor's code: 0 none, 1 128-byte, 2 64-byte, 3 32-byte
+    a_regs: bool = False
+    scale_a: int = 1
+    bad_lbo: bool = False
+    low_bits: bool = False
+
+    @property
+    def name(self) -> str:
+        swizzle = {0: "none", 1: "sw128", 2: "sw64", 3: "sw32"}[self.swizzle]
+        return (f"wgmma_tf32_m64n{self.n}k8_{swizzle}_{'aReg' if self.a_regs else 'aK'}"
+                + ("_negA" if self.scale_a == -1 else "") + ("_badLBO" if self.bad_lbo else "")
+                + ("_lowBits" if self.low_bits else ""))
+
+
+WGMMA_TF32_VARIANTS = [
+    *(WgmmaTf32(n, swizzle) for n in (8, 64, 256) for swizzle in (0, 1, 2, 3)),
+    *(WgmmaTf32(n, swizzle, a_regs=True) for n in (8, 64) for swizzle in (0, 1)),
+    WgmmaTf32(64, 0, scale_a=-1), WgmmaTf32(64, 1, scale_a=-1), WgmmaTf32(64, 0, bad_lbo=True),
+    WgmmaTf32(64, 1, low_bits=True), WgmmaTf32(64, 0, a_regs=True, low_bits=True),
+]
+
+
+def tf32_truncated(x: np.ndarray) -> np.ndarray:
+    """The value a tensor core reads from a float32: its upper 19 bits."""
+    return (np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def wgmma_tf32_inputs(v: WgmmaTf32) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(500 + v.n + 7 * v.swizzle + 3 * v.a_regs + 5 * v.low_bits)
+    if not v.low_bits:
+        return small_ints(rng, (128, 32)), small_ints(rng, (32, v.n))
+
+    def low(shape: tuple[int, int]) -> np.ndarray:
+        sign = rng.choice(np.array([-1.0, 1.0]), shape)
+        return (sign * (1 + rng.integers(0, 8, shape) / 32 + 3 * 2.0**-12)).astype(np.float32)
+    return low((128, 32)), low((32, v.n))
+
+
+def run_wgmma_tf32(runner: Runner, v: WgmmaTf32, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = np.zeros(128 * v.n, np.float32)
+    res = runner.call("tensor_wgmma_tf32.cu", np.ascontiguousarray(a, np.float32), np.ascontiguousarray(b, np.float32),
+                      d, v.n, v.swizzle, int(v.a_regs), v.scale_a, int(v.bad_lbo))[2]
+    return res.reshape(128, v.n)
+
+
+def wgmma_tf32_probe(v: WgmmaTf32) -> Callable[[Runner], str]:
+    def probe(runner: Runner) -> str:
+        return matrix_text(run_wgmma_tf32(runner, v, *wgmma_tf32_inputs(v)))
+    return probe
+
+
 def wgmma_gemm_inputs() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(400)
     return small_ints(rng, (128, 192)), small_ints(rng, (192, 256))
@@ -329,6 +391,7 @@ PROBES: dict[str, Callable[[Runner], str]] = {
     **{f"ldmatrix_{name}": (lambda v: lambda r: lane_text(run_ldmatrix(r, v)))(v) for v, name in LDMATRIX_VARIANTS.items()},
     "cp_async_groups": cp_async_probe,
     **{v.name: wgmma_probe(v) for v in WGMMA_VARIANTS},
+    **{v.name: wgmma_tf32_probe(v) for v in WGMMA_TF32_VARIANTS},
     "wgmma_gemm_example": lambda r: matrix_text(run_wgmma_gemm(r, *wgmma_gemm_inputs())),
 }
 

@@ -24,8 +24,9 @@ instructions emu executes:
   `prefetch.global.L2::evict_{last,normal}`, `prefetchu.L1` and
   `cp.async.bulk.prefetch.L2.global[.L2::cache_hint]`: nothing a program can
   see, so nothing is done beyond the bulk form's alignment rules;
-* `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` (N a
-  multiple of 8 up to 256) with A from a matrix descriptor or from registers,
+* `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` and
+  `wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32` (N a multiple of 8 up
+  to 256) with A from a matrix descriptor or from registers,
   `wgmma.fence.sync.aligned`, `wgmma.commit_group.sync.aligned`,
   `wgmma.wait_group.sync.aligned N`, `fence.proxy.async[.shared::cta]`;
 * `griddepcontrol.wait` and `griddepcontrol.launch_dependents` (programmatic
@@ -75,7 +76,7 @@ _ACCESS_ORDERS = {"ld": {None, "relaxed", "acquire"}, "st": {None, "relaxed", "r
 _ACCESS_CACHE = {"ld": {None, ".ca", ".cg", ".cs", ".lu", ".cv"}, "st": {None, ".wb", ".cg", ".cs", ".wt"}}
 # register constraints that hold a value of each width
 _WIDTH_CONSTRAINTS = {4: ("r", "f"), 8: ("l", "d")}
-_WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(?P<n>\d+)k16\.f32\.(?P<a>f16|bf16)\.(?P<b>f16|bf16)")
+_WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(?P<n>\d+)k(?P<k>16|8)\.f32\.(?P<a>f16|bf16|tf32)\.(?P<b>f16|bf16|tf32)")
 _PRED_DECL = re.compile(r"\.reg\s+\.pred\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
 _SETP = re.compile(r"setp\.(?P<cmp>eq|ne)\.(?:b32|s32|u32)")
 _CARRY = re.compile(r"(?P<op>add|sub)(?P<c>c)?(?P<cc>\.cc)?\.[us]32")
@@ -313,10 +314,12 @@ def _carry_arithmetic(ins: _Instruction, m: re.Match[str]) -> str:
 
 def _wgmma(ins: _Instruction, m: re.Match[str]) -> str:
     n = int(m["n"])
-    if m["b"] != m["a"] or n % 8 or not 8 <= n <= 256:
+    tf32 = m["a"] == "tf32"
+    if m["b"] != m["a"] or int(m["k"]) != (8 if tf32 else 16) or n % 8 or not 8 <= n <= 256:
         raise ins.fail()
     a_in_regs = ins.args[1:2] != [] and ins.args[1].startswith("{")
-    if len(ins.args) != (7 if a_in_regs else 8):
+    # tf32 takes no transpose immediates (K-major operands only)
+    if len(ins.args) != (6 if tf32 else 7 if a_in_regs else 8):
         raise ins.fail()
     d = [ins.operand(ref, output=True).expr for ref in ins.vector(ins.args[0], n // 2)]
     bits = lambda ref: f"{EMU}reg_bits({ins.operand(ref, output=False).expr})"  # noqa: E731
@@ -326,8 +329,8 @@ def _wgmma(ins: _Instruction, m: re.Match[str]) -> str:
     rest = ins.args[3:]
     scale_d = ins.predicate(rest[0])
     scale_a, scale_b = (ins.immediate(r, (1, -1)) for r in rest[1:3])
-    trans_a = "0" if a_in_regs else ins.immediate(rest[3], (0, 1))
-    trans_b = ins.immediate(rest[-1], (0, 1))
+    trans_a = "0" if a_in_regs or tf32 else ins.immediate(rest[3], (0, 1))
+    trans_b = "0" if tf32 else ins.immediate(rest[-1], (0, 1))
     ty = _MMA_TYPES[m["a"]]
     return (f"{{ uint32_t __emu_a[4] = {{{', '.join(a)}}}; "
             f"float __emu_d[{n // 2}] = {{{', '.join(f'{EMU}from_bits<float>({EMU}reg_bits({x}))' for x in d)}}}; "

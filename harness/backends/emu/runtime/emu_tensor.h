@@ -197,10 +197,11 @@ inline void ptx_ldmatrix(int count, bool trans, uint64_t addr, uint32_t* out, co
   tensor_release(what, file, line);
 }
 
-// ---- wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} -----------
+// ---- wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}, m64nNk8.f32.tf32.tf32
 // Hopper's warpgroup MMA: D (64 x N, float32) = scale-d * D + (imm-scale-a * A) x
-// (imm-scale-b * B), A 64 x 16 from a shared-memory matrix descriptor or from
-// registers, B 16 x N from a descriptor. The 128 threads of warpgroup w
+// (imm-scale-b * B), A 64 x K from a shared-memory matrix descriptor or from
+// registers, B K x N from a descriptor; K = 16 (f16, bf16) or 8 (tf32, whose
+// operands are K-major only: the instruction has no transpose immediates). The 128 threads of warpgroup w
 // (threads 128w..128w+127 of the block) meet at a Coll::WarpGroup collective,
 // which the scheduler completes once every one of them waits there (a thread
 // that exited is reported). The first thread to run afterwards decodes A and B
@@ -213,9 +214,11 @@ inline void ptx_ldmatrix(int count, bool trans, uint64_t addr, uint32_t* out, co
 // kernel. A kernel that reads its accumulators before a wait_group covering
 // them (undefined on a GPU) reads the finished result on emu.
 //
-// Numerics: as mma.sync above: exact f16/bf16 operands, exact products, the
-// 16 products and D summed in double and rounded once to float32.
-enum class WgmmaType : uint8_t { F16, BF16 };
+// Numerics: as mma.sync above: exact f16/bf16 operands, tf32 the upper 19 bits
+// of each 32-bit element, exact products, the K products and D summed in double
+// and rounded once to float32.
+enum class WgmmaType : uint8_t { F16, BF16, TF32 };
+inline int wgmma_k(WgmmaType ty) { return ty == WgmmaType::TF32 ? 8 : 16; }
 
 struct WgmmaSlot {
   uint32_t a[4];  // A fragment when A comes from registers
@@ -248,8 +251,10 @@ inline uint32_t wgmma_offset(bool mn_major, int swizzle_bytes, uint32_t lbo, uin
   return (uint32_t)((mn % atom) * 2 + (k % 8) * S) + (uint32_t)(mn / atom) * lbo + (uint32_t)(k / 8) * sbo;
 }
 
-// Decodes a matrix descriptor's rows x 16 operand (rows along M or N) into
+// Decodes a matrix descriptor's rows x K operand (rows along M or N) into
 // out[k][mn] (B) or out[mn][k] (A, `k_inner`); false after reporting a bad one.
+// A K-major row of one instruction is 32 bytes in every type (16 f16 or 8 tf32
+// elements), so tf32 element k lies where f16 elements 2k and 2k+1 would.
 inline bool wgmma_load(uint64_t desc, bool mn_major, int rows, WgmmaType ty, const char* which, float* out,
                        bool k_inner, const char* file, int line) {
   const char* what = "wgmma.mma_async (inline PTX)";
@@ -263,11 +268,13 @@ inline bool wgmma_load(uint64_t desc, bool mn_major, int rows, WgmmaType ty, con
     return false;
   }
   size_t limit = g.launch->smem;
+  const bool wide = ty == WgmmaType::TF32;
+  const int K = wgmma_k(ty), bytes = wide ? 4 : 2;
   for (int mn = 0; mn < rows; mn++)
-    for (int k = 0; k < 16; k++) {
-      uint32_t addr = start + wgmma_offset(mn_major, S, lbo, sbo, mn, k);
+    for (int k = 0; k < K; k++) {
+      uint32_t addr = start + wgmma_offset(mn_major, S, lbo, sbo, mn, wide ? 2 * k : k);
       if (S) addr ^= ((addr >> 7) & (uint32_t)(S / 16 - 1)) << 4;
-      if ((size_t)addr + 2 > limit) {
+      if ((size_t)addr + bytes > limit) {
         // The descriptor's 14-bit address field spans 256 KiB of the shared
         // window; on emu that window is the launch's dynamic shared memory.
         fail("%s at %s:%d in kernel %s: %s's matrix descriptor (0x%016llx) reaches shared address 0x%x, outside the "
@@ -275,9 +282,16 @@ inline bool wgmma_load(uint64_t desc, bool mn_major, int rows, WgmmaType ty, con
              what, base_name(file), line, g.launch->name, which, (unsigned long long)desc, addr, limit);
         return false;
       }
-      uint16_t h;
-      memcpy(&h, dyn_smem + addr, 2);
-      float v = ty == WgmmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+      float v;
+      if (wide) {
+        uint32_t w;
+        memcpy(&w, dyn_smem + addr, 4);
+        v = tf32_operand(w);
+      } else {
+        uint16_t h;
+        memcpy(&h, dyn_smem + addr, 2);
+        v = ty == WgmmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+      }
       out[k_inner ? mn * 16 + k : k * 256 + mn] = v;
     }
   return true;
@@ -314,7 +328,14 @@ inline void ptx_wgmma(WgmmaType ty, int n, bool a_in_regs, const uint32_t* a, ui
              (unsigned long long)mine.desc_a, (unsigned long long)mine.desc_b);
         tab.ok = false;
       }
-    if (tab.ok && a_in_regs) {
+    if (tab.ok && a_in_regs && ty == WgmmaType::TF32) {
+      // A fragment: per warp w the m16n8k8 tf32 A layout, rows 16w..16w+15
+      for (int i = 0; i < 128; i++)
+        for (int e = 0; e < 4; e++) {
+          int lane = i % 32, row = 16 * (i / 32) + (lane >> 2) + 8 * (e & 1), col = (lane & 3) + 4 * (e >> 1);
+          tab.A[row][col] = tf32_operand(slots[i].a[e]);
+        }
+    } else if (tab.ok && a_in_regs) {
       // A fragment: per warp w the m16n8k16 A layout, rows 16w..16w+15
       for (int i = 0; i < 128; i++)
         for (int e = 0; e < 8; e++) {
@@ -333,7 +354,7 @@ inline void ptx_wgmma(WgmmaType ty, int n, bool a_in_regs, const uint32_t* a, ui
   for (int i = 0; i < n / 2; i++) {
     int row = 16 * warp + (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
     double s = scale_d ? (double)d[i] : 0.0;
-    for (int k = 0; k < 16; k++) s += (double)(scale_a * tab.A[row][k]) * (double)(scale_b * tab.B[k][col]);
+    for (int k = 0; k < wgmma_k(ty); k++) s += (double)(scale_a * tab.A[row][k]) * (double)(scale_b * tab.B[k][col]);
     d[i] = (float)s;
   }
 }
