@@ -1,11 +1,12 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 700 us against 713 us for the file before its 16-byte element loops in
-// the same run; 699 against 753 us in an earlier run for the batched running rotation and the
-// windowed look-back; 1.60 ms before the gradient kernel's 16 warps, warp-summed atomics, 16-byte
-// staging and tile pairs: notes, "Atomics, warps, staging and tile pairs" and the section after it;
-// solutions/mamba3_scan_backward/chunked_3xtf32.cu 1.88 ms and the step-by-step
-// segment_parallel_carries.cu, the reference before, 2.85 ms in an earlier run).
+// pass (H200, `harness bench`: 673 us against 685 us for the file before its Agg as a transpose in
+// the same run; 700 against 713 us in an earlier run for the 16-byte element loops; 699 against
+// 753 us for the batched running rotation and the windowed look-back; 1.60 ms before the gradient
+// kernel's 16 warps, warp-summed atomics, 16-byte staging and tile pairs: notes, "Atomics, warps,
+// staging and tile pairs" and the sections after it; solutions/mamba3_scan_backward/chunked_3xtf32.cu
+// 1.88 ms and the step-by-step segment_parallel_carries.cu, the reference before, 2.85 ms in an
+// earlier run).
 //
 // The algorithm is that of solutions/mamba3_scan_backward/chunked_3xtf32.cu (derived and checked in float64 by
 // reference/mamba3_scan_backward_chunked.py): per chunk of L = 64 steps, with angles from the
@@ -551,25 +552,30 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     running_rotation<K::NPP, THREADS>(sRot, sB, nullptr, K::SN);
     __syncthreads();
 
-    // ---- Agg = (w Bg)^T X, N x P, tiles kept in registers until x and B are spent
-    constexpr int CT = PP / 8, TILES = (NP / 16) * CT, TPW = (TILES + WARPS - 1) / WARPS;
-    float acc[TPW][4];
+    // ---- Agg = (w Bg)^T X, N x P, computed as its transpose X^T (w Bg), P x N, so that one warp's
+    // NTL tiles side by side share their A fragment (x) and each B fragment (w Bg) serves one tile:
+    // as N x P tiles one per warp and k step, each tile loaded and split both of its operands.
+    // Kept in registers until x and B are spent.
+    constexpr int NTL = (PP / 16) * (NP / 32) >= WARPS ? 4 : (PP / 16) * (NP / 16) >= WARPS ? 2 : 1;
+    constexpr int CG = NP / (8 * NTL), GROUPS = (PP / 16) * CG, GPW = (GROUPS + WARPS - 1) / WARPS;
+    float acc[GPW][NTL][4] = {};
 #pragma unroll
-    for (int q = 0; q < TPW; ++q) {
-        const int j = warp + q * WARPS, m0 = (j / CT) * 16, n0 = (j % CT) * 8;
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[q][i] = 0.f;
-        if (j < TILES && m0 < N && n0 < P)
-            mma_range(acc[q], m0, n0, 0, L, [&](int n, int r) { return sB[r * K::SN + n] * v_w[r]; },
-                      [&](int r, int p) { return sX[r * K::SP + p]; });
+    for (int q = 0; q < GPW; ++q) {
+        const int j = warp + q * WARPS, p0 = (j / CG) * 16, n0 = (j % CG) * 8 * NTL;
+        if (j < GROUPS && p0 < P && n0 < N)
+            mma_tiles(acc[q], p0, n0, 0, L, [&](int p, int r) { return sX[r * K::SP + p]; },
+                      [&](int r, int n) { return sB[r * K::SN + n] * v_w[r]; });
     }
     __syncthreads();
 #pragma unroll
-    for (int q = 0; q < TPW; ++q) {
-        const int j = warp + q * WARPS, m0 = (j / CT) * 16, n0 = (j % CT) * 8;
-        if (j < TILES && m0 < N && n0 < P)
+    for (int q = 0; q < GPW; ++q) {
+        const int j = warp + q * WARPS, p0 = (j / CG) * 16, n0 = (j % CG) * 8 * NTL;
+        if (j < GROUPS && p0 < P && n0 < N)
 #pragma unroll
-            for (int i = 0; i < 4; ++i) sAgg[(m0 + g + (i >= 2 ? 8 : 0)) * K::SP + n0 + 2 * tg + (i & 1)] = acc[q][i];
+            for (int t = 0; t < NTL; ++t)
+#pragma unroll
+                for (int i = 0; i < 4; ++i)
+                    sAgg[(n0 + 8 * t + 2 * tg + (i & 1)) * K::SP + p0 + g + (i >= 2 ? 8 : 0)] = acc[q][t][i];
     }
     __syncthreads();
 
