@@ -81,9 +81,9 @@ __device__ __forceinline__ void reduce_scatter(float (&y)[N], int lane) {
 }
 
 // How a kernel sums each step's y over the G = 16 / S lanes of a channel: not at
-// all (the floor lines), after each block of G steps (the reference's order), or
-// a block later, so that the exchange of one block overlaps the next block's
-// updates; the last without the selects.
+// all (the floor lines), after each block of G steps, or a block later, so that
+// the exchange of one block overlaps the next block's updates (as the reference
+// does); the last without the selects.
 enum class Sum { kNone, kAfterBlock, kOverlapped, kOverlappedNoSelect };
 
 // S states per lane (the reference holds 2). POLY k > 0: every k-th exponential
