@@ -217,7 +217,7 @@ inline void ptx_ldmatrix(int count, bool trans, uint64_t addr, uint32_t* out, co
 // Numerics: as mma.sync above: exact f16/bf16 operands, tf32 the upper 19 bits
 // of each 32-bit element, exact products, the K products and D summed in double
 // and rounded once to float32.
-enum class WgmmaType : uint8_t { F16, BF16, TF32 };
+using WgmmaType = MmaType;  // the operand types are mma.sync's, and so are A's register fragments
 inline int wgmma_k(WgmmaType ty) { return ty == WgmmaType::TF32 ? 8 : 16; }
 
 struct WgmmaSlot {
@@ -282,17 +282,9 @@ inline bool wgmma_load(uint64_t desc, bool mn_major, int rows, WgmmaType ty, con
              what, base_name(file), line, g.launch->name, which, (unsigned long long)desc, addr, limit);
         return false;
       }
-      float v;
-      if (wide) {
-        uint32_t w;
-        memcpy(&w, dyn_smem + addr, 4);
-        v = tf32_operand(w);
-      } else {
-        uint16_t h;
-        memcpy(&h, dyn_smem + addr, 2);
-        v = ty == WgmmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
-      }
-      out[k_inner ? mn * 16 + k : k * 256 + mn] = v;
+      uint32_t bits = 0;  // the element in the low bytes, as element 0 of a register
+      memcpy(&bits, dyn_smem + addr, bytes);
+      out[k_inner ? mn * 16 + k : k * 256 + mn] = mma_element(ty, &bits, 0);
     }
   return true;
 }
@@ -328,20 +320,13 @@ inline void ptx_wgmma(WgmmaType ty, int n, bool a_in_regs, const uint32_t* a, ui
              (unsigned long long)mine.desc_a, (unsigned long long)mine.desc_b);
         tab.ok = false;
       }
-    if (tab.ok && a_in_regs && ty == WgmmaType::TF32) {
-      // A fragment: per warp w the m16n8k8 tf32 A layout, rows 16w..16w+15
+    if (tab.ok && a_in_regs) {
+      // A fragment: per warp w the m16n8k16 (f16, bf16) or m16n8k8 (tf32) A layout, rows 16w..16w+15
       for (int i = 0; i < 128; i++)
-        for (int e = 0; e < 4; e++) {
-          int lane = i % 32, row = 16 * (i / 32) + (lane >> 2) + 8 * (e & 1), col = (lane & 3) + 4 * (e >> 1);
-          tab.A[row][col] = tf32_operand(slots[i].a[e]);
-        }
-    } else if (tab.ok && a_in_regs) {
-      // A fragment: per warp w the m16n8k16 A layout, rows 16w..16w+15
-      for (int i = 0; i < 128; i++)
-        for (int e = 0; e < 8; e++) {
-          int lane = i % 32, row = 16 * (i / 32) + (lane >> 2) + 8 * ((e >> 1) & 1), col = 2 * (lane & 3) + (e & 1) + 8 * (e >> 2);
-          uint16_t h = (uint16_t)(slots[i].a[e >> 1] >> (16 * (e & 1)));
-          tab.A[row][col] = ty == WgmmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+        for (int e = 0; e < wgmma_k(ty) / 2; e++) {
+          int row, col;
+          mma_a_coord(ty, wgmma_k(ty), i % 32, e, row, col);
+          tab.A[16 * (i / 32) + row][col] = mma_element(ty, slots[i].a, e);
         }
     } else if (tab.ok) {
       tab.ok = wgmma_load(desc_a, trans_a != 0, 64, ty, "A", &tab.A[0][0], true, file, line);
@@ -350,11 +335,11 @@ inline void ptx_wgmma(WgmmaType ty, int n, bool a_in_regs, const uint32_t* a, ui
   }
   if (!tab.ok) return;
   // D fragment: thread i of warp w holds rows 16w + i/4 (+8), columns 8j + 2(i%4) (+1)
-  int lane = t->lane, warp = (index % 128) / 32;
+  int lane = t->lane, warp = (index % 128) / 32, K = wgmma_k(ty);
   for (int i = 0; i < n / 2; i++) {
     int row = 16 * warp + (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
     double s = scale_d ? (double)d[i] : 0.0;
-    for (int k = 0; k < wgmma_k(ty); k++) s += (double)(scale_a * tab.A[row][k]) * (double)(scale_b * tab.B[k][col]);
+    for (int k = 0; k < K; k++) s += (double)(scale_a * tab.A[row][k]) * (double)(scale_b * tab.B[k][col]);
     d[i] = (float)s;
   }
 }
