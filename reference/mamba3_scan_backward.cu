@@ -553,9 +553,9 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     __syncthreads();
 
     // ---- Agg = (w Bg)^T X, N x P, computed as its transpose X^T (w Bg), P x N, so that one warp's
-    // NTL tiles side by side share their A fragment (x) and each B fragment (w Bg) serves one tile:
-    // as N x P tiles one per warp and k step, each tile loaded and split both of its operands.
-    // Kept in registers until x and B are spent.
+    // NTL tiles side by side share their A fragment (x) and each B fragment (w Bg) serves one tile
+    // (as N x P tiles, one per warp, every tile loaded and split both of its operands). Kept in
+    // registers until x and B are spent.
     constexpr int NTL = (PP / 16) * (NP / 32) >= WARPS ? 4 : (PP / 16) * (NP / 16) >= WARPS ? 2 : 1;
     constexpr int CG = NP / (8 * NTL), GROUPS = (PP / 16) * CG, GPW = (GROUPS + WARPS - 1) / WARPS;
     float acc[GPW][NTL][4] = {};
