@@ -1,11 +1,13 @@
 // The arithmetic floor of ssm_selective_scan on the GPU at hand: the per-state
 // work of the recurrence with every operand already in registers (no loads, no
 // stores), for the official size's 4*4096*512*16 = 134.2 M state updates. The
-// first lines leave out the sum of y over a channel's states too; the last ones
+// first lines leave out the sum of y over a channel's states too; the next ones
 // add it in each way a single pass can lay out its 32768 recurrences (S states
-// per lane, the sum across 16 / S lanes). A real kernel does all of this plus
-// its data movement, so no kernel of the same arithmetic and layout can be
-// faster than the line printed here for it.
+// per lane, the sum across 16 / S lanes); the last ones lay lanes along time
+// instead (time_lanes: a lane's steps, a scan across lanes, no sum across
+// lanes), with B and C in registers or read from shared memory. A real kernel
+// does all of this plus its data movement, so no kernel of the same arithmetic
+// and layout can be faster than the line printed here for it.
 //
 //   nvcc -O3 -arch=sm_90 reference/ssm_selective_scan_floor.cu -o /tmp/floor && /tmp/floor
 //
@@ -38,6 +40,7 @@ namespace {
 constexpr long long kUpdates = 4LL * 4096 * 512 * 16;  // batch * seq_len * d_model * d_state
 constexpr int kThreads = 128;
 constexpr int kMaxWarps = 8192;
+constexpr int kTimeThreads = 256;  // 8 warps: 2 blocks (16 warps) per SM
 
 __device__ __forceinline__ float ex2_mufu(float x) {
     float r;
@@ -146,21 +149,127 @@ __global__ void __launch_bounds__(kThreads) updates(float* out, int steps) {
     out[tid] = sum;  // keeps the work alive
 }
 
+// Lanes along time: a warp owns CH channels of one batch row and walks the
+// sequence in tiles of L * K steps, L = 32 / CH lanes per channel, each lane K
+// consecutive steps of a tile; per tile and state n:
+//   pass 1: a_j = 2^(dt_j A_n), b_j = du_j B_jn, h = a_j h + b_j from h = 0,
+//           kept a_j and b_j; the lane's K-step decay P = 2^(sum dt A_n);
+//   scan:   the tile's carry folded into the first lane (whose P becomes 0, so
+//           a lane with a complete prefix holds P = 0 and needs no mask), then
+//           an inclusive scan of the lanes' affine maps (P, h) by shuffles;
+//   pass 2: h from the previous lane's end state, h = a_j h + b_j, y_j += C_jn h.
+// Every exponential once, no sum of y across lanes. B and C come from registers
+// (one value per state: the arithmetic alone), or from shared memory laid out
+// [state][lane][K + 4] (16-byte loads, conflict-free), as a kernel must have
+// them: lanes along time share no B or C, except the CH = 2 lanes of one step,
+// which read the same address (a broadcast). dt and du change by one FFMA per
+// step and lane each tile, standing in for their delivery.
+template <int CH, int K, bool SMEM>
+__global__ void __launch_bounds__(kTimeThreads, 2) time_lanes(float* out, int tiles) {
+    constexpr int L = 32 / CH, KP = K + 4;
+    extern __shared__ float4 staged[];  // B then C: [16 states][L lanes][KP]
+    const int lane = threadIdx.x & 31, seg = lane % L;
+    const int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (SMEM) {
+        float* f = reinterpret_cast<float*>(staged);
+        for (int i = threadIdx.x; i < 2 * 16 * L * KP; i += blockDim.x) f[i] = 0.3f + 1e-3f * (i % 37);
+        __syncthreads();
+    }
+    const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(staged)) + 4u * seg * KP;
+    const float a0 = -(0.05f + 0.001f * (tid % 97)) * 1.4426950408889634f;
+    float dt[K], du[K], y[K] = {};
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+        dt[j] = 0.05f + 1e-7f * ((tid + j) % 1000);
+        du[j] = 0.3f + 1e-3f * j;
+    }
+    float carry[16] = {}, kept = 0.f;
+    for (int tile = 0; tile < tiles; ++tile) {
+        float sdt = 0.f;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            dt[j] = fmaf(dt[j], 0.99991f, 1e-5f);
+            du[j] = fmaf(du[j], -0.9999f, 0.001f);
+            sdt += dt[j];
+        }
+#pragma unroll
+        for (int n = 0; n < 16; ++n) {
+            const float an = a0 * (1.f + 0.0625f * n);
+            float bv[K], cv[K];
+            if (SMEM) {
+#pragma unroll
+                for (int j = 0; j < K; j += 4) {
+                    const unsigned at = base + 4u * (n * L * KP + j);
+                    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                                 : "=f"(bv[j]), "=f"(bv[j + 1]), "=f"(bv[j + 2]), "=f"(bv[j + 3]) : "r"(at));
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < K; ++j) bv[j] = 0.3f + 0.01f * n;
+            }
+            float a[K], b[K], h = 0.f;
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                a[j] = ex2_mufu(dt[j] * an);
+                b[j] = du[j] * bv[j];
+                h = fmaf(a[j], h, b[j]);
+            }
+            float p = ex2_mufu(sdt * an);
+            const float start = carry[n];
+            if (seg == 0) {
+                h = fmaf(p, start, h);
+                p = 0.f;
+            }
+#pragma unroll
+            for (int o = 1; o < L; o *= 2) {
+                const float hu = __shfl_up_sync(0xffffffffu, h, o, L), pu = __shfl_up_sync(0xffffffffu, p, o, L);
+                h = fmaf(p, hu, h);
+                p *= pu;
+            }
+            const float before = __shfl_up_sync(0xffffffffu, h, 1, L);
+            carry[n] = __shfl_sync(0xffffffffu, h, L - 1, L);
+            h = seg == 0 ? start : before;
+            if (SMEM) {
+#pragma unroll
+                for (int j = 0; j < K; j += 4) {
+                    const unsigned at = base + 4u * ((16 + n) * L * KP + j);
+                    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                                 : "=f"(cv[j]), "=f"(cv[j + 1]), "=f"(cv[j + 2]), "=f"(cv[j + 3]) : "r"(at));
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < K; ++j) cv[j] = 0.7f - 0.01f * n;
+            }
+#pragma unroll
+            for (int j = 0; j < K; ++j) {
+                h = fmaf(a[j], h, b[j]);
+                y[j] = fmaf(cv[j], h, y[j]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            kept += y[j];
+            y[j] = 0.f;
+        }
+    }
+    out[tid] = kept;
+}
+
 struct Stats {
     float median, minimum, maximum;
 };
 
-template <int POLY, bool EX2_ONLY, int S = 2, Sum SUM = Sum::kNone>
-Stats time_launches(float* out, int warps, int work) {
-    const long long threads = 32LL * warps;
-    const int steps = static_cast<int>(work * kUpdates / (threads * S));
+// Medians of 30 launches after 3 warm-ups; launch(work) starts one kernel of
+// work times the official size's updates.
+template <class Launch>
+Stats time_launches(Launch launch, int work) {
     cudaEvent_t start, stop;
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
     std::vector<float> us;
     for (int r = 0; r < 33; ++r) {
         CHECK(cudaEventRecord(start));
-        updates<POLY, EX2_ONLY, S, SUM><<<static_cast<int>(threads / kThreads), kThreads>>>(out, steps);
+        launch(work);
         CHECK(cudaEventRecord(stop));
         CHECK(cudaEventSynchronize(stop));
         float ms;
@@ -174,13 +283,33 @@ Stats time_launches(float* out, int warps, int work) {
     return {us[us.size() / 2], us.front(), us.back()};
 }
 
-template <int POLY, bool EX2_ONLY, int S = 2, Sum SUM = Sum::kNone>
-void report(const char* what, float* out, int warps) {
-    const Stats one = time_launches<POLY, EX2_ONLY, S, SUM>(out, warps, 1);
-    const Stats two = time_launches<POLY, EX2_ONLY, S, SUM>(out, warps, 2);
+template <class Launch>
+void report(const char* what, int warps, Launch launch) {
+    const Stats one = time_launches(launch, 1), two = time_launches(launch, 2);
     std::printf("%-34s %5d warps | 1x %6.1f us (%6.1f .. %6.1f) | 2x %6.1f us (%6.1f .. %6.1f) | per 1x %6.1f us\n",
                 what, warps, one.median, one.minimum, one.maximum, two.median, two.minimum, two.maximum,
                 two.median - one.median);
+}
+
+// One launch of updates<...> over `warps` warps, each lane S states.
+template <int POLY, bool EX2_ONLY, int S = 2, Sum SUM = Sum::kNone>
+auto lanes_along_states(float* out, int warps) {
+    return [=](int work) {
+        const long long threads = 32LL * warps;
+        const int steps = static_cast<int>(work * kUpdates / (threads * S));
+        updates<POLY, EX2_ONLY, S, SUM><<<static_cast<int>(threads / kThreads), kThreads>>>(out, steps);
+    };
+}
+
+// One launch of time_lanes<...>: a warp per CH of the 2048 (batch, channel) pairs.
+template <int CH, int K, bool SMEM>
+auto lanes_along_time(float* out) {
+    constexpr int kChannels = 4 * 512, warps = kChannels / CH, smem = SMEM ? 2 * 16 * (32 / CH) * (K + 4) * 4 : 0;
+    CHECK(cudaFuncSetAttribute(time_lanes<CH, K, SMEM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    return [=](int work) {
+        const int tiles = static_cast<int>(work * kUpdates / (32LL * warps * K * 16));
+        time_lanes<CH, K, SMEM><<<32 * warps / kTimeThreads, kTimeThreads, smem>>>(out, tiles);
+    };
 }
 
 }  // namespace
@@ -194,29 +323,36 @@ int main() {
                 prop.name, prop.multiProcessorCount, khz / 1000, kUpdates);
     float* out;
     CHECK(cudaMalloc(&out, sizeof(float) * 32 * kMaxWarps));
-    const Stats empty = time_launches<0, true>(out, 4096, 0);
+    const Stats empty = time_launches(lanes_along_states<0, true>(out, 4096), 0);
     std::printf("%-34s %5d warps | %6.1f us (%6.1f .. %6.1f)\n", "empty launch", 4096, empty.median, empty.minimum,
                 empty.maximum);
-    report<0, true>("x and 2^x only (MUFU)", out, 4096);
-    report<0, false>("update, every 2^x on MUFU", out, 4096);
-    report<16, false>("update, 1 in 16 by polynomial", out, 4096);
-    report<8, false>("update, 1 in 8 by polynomial", out, 4096);
-    report<4, false>("update, 1 in 4 by polynomial", out, 4096);
-    report<1, false>("update, every 2^x by polynomial", out, 4096);
+    report("x and 2^x only (MUFU)", 4096, lanes_along_states<0, true>(out, 4096));
+    report("update, every 2^x on MUFU", 4096, lanes_along_states<0, false>(out, 4096));
+    report("update, 1 in 16 by polynomial", 4096, lanes_along_states<16, false>(out, 4096));
+    report("update, 1 in 8 by polynomial", 4096, lanes_along_states<8, false>(out, 4096));
+    report("update, 1 in 4 by polynomial", 4096, lanes_along_states<4, false>(out, 4096));
+    report("update, every 2^x by polynomial", 4096, lanes_along_states<1, false>(out, 4096));
     // the reference's shape: 32768 recurrences, 2 states per lane = 512 warps, one per scheduler
-    report<0, false>("update, every 2^x on MUFU", out, 512);
-    report<16, false>("update, 1 in 16 by polynomial", out, 512);
-    report<0, false>("update, every 2^x on MUFU", out, 1024);
+    report("update, every 2^x on MUFU", 512, lanes_along_states<0, false>(out, 512));
+    report("update, 1 in 16 by polynomial", 512, lanes_along_states<16, false>(out, 512));
+    report("update, every 2^x on MUFU", 1024, lanes_along_states<0, false>(out, 1024));
     // every single-pass shape with the sum of y over a channel's lanes (32768 recurrences)
-    report<0, false, 1, Sum::kNone>("update, 1 state a lane", out, 1024);
-    report<0, false, 2, Sum::kAfterBlock>("+ y over 8 lanes, after each block", out, 512);
-    report<0, false, 2, Sum::kOverlapped>("+ y over 8 lanes, overlapped", out, 512);
-    report<0, false, 2, Sum::kOverlappedNoSelect>("+ y over 8 lanes, no selects", out, 512);
-    report<0, false, 1, Sum::kAfterBlock>("+ y over 16 lanes, after each block", out, 1024);
-    report<0, false, 1, Sum::kOverlapped>("+ y over 16 lanes, overlapped", out, 1024);
-    report<0, false, 1, Sum::kOverlappedNoSelect>("+ y over 16 lanes, no selects", out, 1024);
-    report<0, false, 4, Sum::kNone>("update, 4 states a lane", out, 256);
-    report<0, false, 4, Sum::kOverlapped>("+ y over 4 lanes, overlapped", out, 256);
+    report("update, 1 state a lane", 1024, lanes_along_states<0, false, 1, Sum::kNone>(out, 1024));
+    report("+ y over 8 lanes, after each block", 512, lanes_along_states<0, false, 2, Sum::kAfterBlock>(out, 512));
+    report("+ y over 8 lanes, overlapped", 512, lanes_along_states<0, false, 2, Sum::kOverlapped>(out, 512));
+    report("+ y over 8 lanes, no selects", 512, lanes_along_states<0, false, 2, Sum::kOverlappedNoSelect>(out, 512));
+    report("+ y over 16 lanes, after each block", 1024, lanes_along_states<0, false, 1, Sum::kAfterBlock>(out, 1024));
+    report("+ y over 16 lanes, overlapped", 1024, lanes_along_states<0, false, 1, Sum::kOverlapped>(out, 1024));
+    report("+ y over 16 lanes, no selects", 1024, lanes_along_states<0, false, 1, Sum::kOverlappedNoSelect>(out, 1024));
+    report("update, 4 states a lane", 256, lanes_along_states<0, false, 4, Sum::kNone>(out, 256));
+    report("+ y over 4 lanes, overlapped", 256, lanes_along_states<0, false, 4, Sum::kOverlapped>(out, 256));
+    // lanes along time: a warp per channel (2048) or per two channels (1024), K steps a lane
+    report("time lanes, B C in registers", 2048, lanes_along_time<1, 16, false>(out));
+    report("time lanes, B C from shared", 2048, lanes_along_time<1, 16, true>(out));
+    report("time lanes, B C from shared, K 8", 2048, lanes_along_time<1, 8, true>(out));
+    report("time lanes x2 ch, B C in registers", 1024, lanes_along_time<2, 16, false>(out));
+    report("time lanes x2 ch, B C from shared", 1024, lanes_along_time<2, 16, true>(out));
+    report("time lanes x2 ch, shared, K 8", 1024, lanes_along_time<2, 8, true>(out));
     CHECK(cudaFree(out));
     return 0;
 }
