@@ -1,6 +1,7 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// `harness bench`: 207 us, 222 us in the same run with 4-byte staging (notes, "16-byte staging");
+// `harness bench`: 202 us, 207 us in the same run at 2 blocks per SM instead of 3 (notes, "Three
+// blocks per SM"), 222 us with 4-byte staging (notes, "16-byte staging");
 // in an earlier run the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu, the
 // reference before, 394 us and solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
 // head's chunks walked in order, 931 us).
@@ -54,6 +55,8 @@ constexpr int THREADS = 32 * WARPS;
 constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
 constexpr size_t SCRATCH_CAP = size_t(256) << 20;
 
+constexpr int cmax(int a, int b) { return a > b ? a : b; }
+
 template <int NP, int PT>
 struct Cfg {
     static constexpr int NPP = NP / 2;    // row pairs
@@ -64,12 +67,13 @@ struct Cfg {
     static constexpr int OFF_B = 0;                         // B rows t0-1 .. t0+L-1
     static constexpr int OFF_C = OFF_B + (L + 1) * SB;      // C rows t0 .. t0+L-1
     static constexpr int OFF_TH = OFF_C + L * SB;           // theta [L][NPP]
-    static constexpr int OFF_CS = OFF_TH + L * NPP;         // cos, sin [L][NPP]
-    static constexpr int OFF_G = OFF_TH;                    // G [NP][SX], over theta and cs once they are spent
-    static constexpr int REGION = 3 * L * NPP > NP * SX ? 3 * L * NPP : NP * SX;
+    static constexpr int OFF_SIN = OFF_TH + L * NPP;        // sin [L][NPP]; cos replaces theta
+    // one region in turn: theta, cos, sin (setup); the masked scores W [L][SW] (scores to W X);
+    // G [NP][SX] (after the look-back)
+    static constexpr int OFF_W = OFF_TH, OFF_G = OFF_TH;
+    static constexpr int REGION = cmax(2 * L * NPP, cmax(NP * SX, L * SW));
     static constexpr int OFF_X = OFF_TH + REGION;           // x rows t0-1 .. t0+L-1
-    static constexpr int OFF_W = OFF_X + (L + 1) * SX;      // masked scores [L][SW]
-    static constexpr int OFF_VEC = OFF_W + L * SW;          // dt, lam, cl, d, gamma, e, wend: [7][L]
+    static constexpr int OFF_VEC = OFF_X + (L + 1) * SX;    // dt, lam, cl, d, gamma, e, wend: [7][L]
     static constexpr int OFF_END = OFF_VEC + 7 * L;         // end rotation per pair: cos, sin
     static constexpr int OFF_MISC = OFF_END + 2 * NPP;      // ticket, flag
     static constexpr int FLOATS = OFF_MISC + 4;
@@ -154,8 +158,10 @@ __device__ __forceinline__ unsigned long long read_status(const unsigned long lo
     return *(const volatile unsigned long long*)p;
 }
 
+// Three blocks (24 warps) per SM up to d_state 64: 80 registers (a few words spilled) and 74.3 KB of
+// shared memory, where 2 blocks of 102 registers and 97.9 KB left the schedulers idle more often.
 template <int NP, int PT>
-__global__ void __launch_bounds__(THREADS, NP <= 64 ? 2 : 1)
+__global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1)
 lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
                 const float* __restrict__ dt, const float* __restrict__ A, const float* __restrict__ lam,
                 const float* __restrict__ theta, const float* __restrict__ skip, float* __restrict__ y,
@@ -168,7 +174,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     float* rB = sm + K::OFF_B + K::SB;  // row t0 (row t0-1 is just above)
     float* rC = sm + K::OFF_C;
     float* rTh = sm + K::OFF_TH;
-    float* cs = sm + K::OFF_CS;
+    float* sn = sm + K::OFF_SIN;
     float* G = sm + K::OFF_G;
     float* rX = sm + K::OFF_X + K::SX;  // row t0
     float* W = sm + K::OFF_W;
@@ -264,8 +270,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     for (int f = tid; f < L * K::NPP; f += THREADS) {
         float s, co;
         sincosf(rTh[f], &s, &co);
-        cs[2 * f] = co;
-        cs[2 * f + 1] = s;
+        rTh[f] = co;
+        sn[f] = s;
     }
     __syncthreads();
 
@@ -276,7 +282,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         float pc = 1.f, ps = 0.f;
 #pragma unroll 4
         for (int i = 0; i < K::SEG; ++i) {
-            const float co = cs[2 * ((t_begin + i) * K::NPP + pair)], s = cs[2 * ((t_begin + i) * K::NPP + pair) + 1];
+            const float co = rTh[(t_begin + i) * K::NPP + pair], s = sn[(t_begin + i) * K::NPP + pair];
             const float nc = pc * co - ps * s, ns = pc * s + ps * co;
             pc = nc;
             ps = ns;
@@ -299,7 +305,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
 #pragma unroll 4
         for (int i = 0; i < K::SEG; ++i) {
             const int t = t_begin + i;
-            const float co = cs[2 * (t * K::NPP + pair)], s = cs[2 * (t * K::NPP + pair) + 1];
+            const float co = rTh[t * K::NPP + pair], s = sn[t * K::NPP + pair];
             const float nc = pc * co - ps * s, ns = pc * s + ps * co;
             pc = nc;
             ps = ns;
@@ -506,6 +512,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         __threadfence();
         __syncthreads();
         if (tid == 0) *(volatile unsigned long long*)(status + slot) = (epoch << 2) | FLAG_INCLUSIVE;
+    } else {
+        __syncthreads();  // G goes over W, which W X reads until every warp is done
     }
     if (has_state) {
         const float* bprev = sm + K::OFF_B;
