@@ -1,7 +1,7 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// `harness bench`: 202 us, 207 us in the same run at 2 blocks per SM instead of 3 (notes, "Three
-// blocks per SM"), 222 us with 4-byte staging (notes, "16-byte staging");
+// `harness bench`: 196 us, against 207 us at 2 blocks per SM (notes, "Three blocks per SM") and
+// 222 us with 4-byte staging (notes, "16-byte staging"), each step timed against the one before;
 // in an earlier run the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu, the
 // reference before, 394 us and solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
 // head's chunks walked in order, 931 us).
@@ -158,7 +158,7 @@ __device__ __forceinline__ unsigned long long read_status(const unsigned long lo
     return *(const volatile unsigned long long*)p;
 }
 
-// Three blocks (24 warps) per SM up to d_state 64: 80 registers (a few words spilled) and 74.3 KB of
+// Three blocks (24 warps) per SM up to d_state 64: 80 registers (2 words spilled) and 74.3 KB of
 // shared memory, where 2 blocks of 102 registers and 97.9 KB left the schedulers idle more often.
 template <int NP, int PT>
 __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1)
@@ -499,11 +499,15 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             float* my_incl = incl_buf + slot * K::STATE;
 #pragma unroll
             for (int q = 0; q < K::TPW; ++q) {
+                // agg back from where this thread published it: 16 registers fewer across W X and
+                // the look-back, which at 80 registers would otherwise spill
+                const float4 av = __ldcg(reinterpret_cast<const float4*>(my_agg) + (s_first + q) * 32 + lane);
+                const float a[4] = {av.x, av.y, av.z, av.w};
                 float o[4];
 #pragma unroll
                 for (int i = 0; i < 2; ++i) {
-                    o[i] = agg[q][i] + d_end * (co * hin[q][i] - sn * hin[q][i + 2]);
-                    o[i + 2] = agg[q][i + 2] + d_end * (sn * hin[q][i] + co * hin[q][i + 2]);
+                    o[i] = a[i] + d_end * (co * hin[q][i] - sn * hin[q][i + 2]);
+                    o[i + 2] = a[i + 2] + d_end * (sn * hin[q][i] + co * hin[q][i + 2]);
                 }
                 __stcg(reinterpret_cast<float4*>(my_incl) + (s_first + q) * 32 + lane,
                        make_float4(o[0], o[1], o[2], o[3]));
