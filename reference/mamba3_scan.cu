@@ -449,7 +449,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     }
 
     // ---- look-back: h_in from the predecessors, then this chunk's inclusive state, and
-    // G = h_in + bn0 B_{t0-1} x_{t0-1}^T into shared memory (over theta and cs)
+    // G = h_in + bn0 B_{t0-1} x_{t0-1}^T into shared memory (the region of the angles and W)
     float hin[K::TPW][4];
 #pragma unroll
     for (int q = 0; q < K::TPW; ++q)

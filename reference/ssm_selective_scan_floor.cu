@@ -149,6 +149,13 @@ __global__ void __launch_bounds__(kThreads) updates(float* out, int steps) {
     out[tid] = sum;  // keeps the work alive
 }
 
+// Four floats from shared memory; volatile, so that the loads of data no one
+// rewrites stay in the state loop as a kernel's loads of staged data would.
+__device__ __forceinline__ void load4(float* v, unsigned shared_address) {
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3]) : "r"(shared_address));
+}
+
 // Lanes along time: a warp owns CH channels of one batch row and walks the
 // sequence in tiles of L * K steps, L = 32 / CH lanes per channel, each lane K
 // consecutive steps of a tile; per tile and state n:
@@ -198,11 +205,7 @@ __global__ void __launch_bounds__(kTimeThreads, 2) time_lanes(float* out, int ti
             float bv[K], cv[K];
             if (SMEM) {
 #pragma unroll
-                for (int j = 0; j < K; j += 4) {
-                    const unsigned at = base + 4u * (n * L * KP + j);
-                    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                                 : "=f"(bv[j]), "=f"(bv[j + 1]), "=f"(bv[j + 2]), "=f"(bv[j + 3]) : "r"(at));
-                }
+                for (int j = 0; j < K; j += 4) load4(bv + j, base + 4u * (n * L * KP + j));
             } else {
 #pragma unroll
                 for (int j = 0; j < K; ++j) bv[j] = 0.3f + 0.01f * n;
@@ -231,11 +234,7 @@ __global__ void __launch_bounds__(kTimeThreads, 2) time_lanes(float* out, int ti
             h = seg == 0 ? start : before;
             if (SMEM) {
 #pragma unroll
-                for (int j = 0; j < K; j += 4) {
-                    const unsigned at = base + 4u * ((16 + n) * L * KP + j);
-                    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                                 : "=f"(cv[j]), "=f"(cv[j + 1]), "=f"(cv[j + 2]), "=f"(cv[j + 3]) : "r"(at));
-                }
+                for (int j = 0; j < K; j += 4) load4(cv + j, base + 4u * ((16 + n) * L * KP + j));
             } else {
 #pragma unroll
                 for (int j = 0; j < K; ++j) cv[j] = 0.7f - 0.01f * n;
