@@ -1,0 +1,610 @@
+// ssm_selective_scan_backward: one sweep forward that keeps the state every 16
+// steps, then one sweep backward that rebuilds each 16 steps' states from their
+// checkpoint, keeps them in registers and runs the adjoint over them. Two
+// exponentials per (b, t, d, n), no chunk carries.
+//
+// Notation (spec.md, "Math"): per channel (b, d) and state n,
+//   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t], h[t] = a[t]*h[t-1] + x[t]*B[t],
+//   g[t] = C[t]*dy[t] + a[t+1]*g[t+1],  q[t] = g[t]*a[t]*h[t-1],
+//   du = delta * sum_n g*B + skip*dy,  ddelta = sum_n A*q + u * sum_n g*B,
+//   dA = sum_{b,t} delta*q,  dB = sum_d g*x,  dC = sum_d dy*h,  dskip = sum_{b,t} dy*u.
+//
+// Both sweeps walk the whole sequence, as the forward reference does
+// (reference/ssm_selective_scan.cu): a block = 16 channels of one batch row, 4
+// warps; a warp = 4 channels x 8 lanes, a lane 2 states of its channel (lane
+// bits 0 and 2 the channel, bits 1, 3, 4 the state lane ln; states ln, ln + 8).
+// Time in tiles of 64 steps staged in shared memory as rows [channel or
+// state][step] (double-buffered, the next tile's loads in flight in registers).
+//
+//  1. checkpoints: h from 0, stored after every 16th step (the state before each
+//     16-step segment of pass 2).
+//  2. gradients: tiles last to first, a tile's 4 segments last to first. A
+//     segment: 16 steps forward from its checkpoint, each step's a and a*h[t-1]
+//     kept in registers (64 per lane) and dy*h formed; then 16 steps backward,
+//     g = dy*C + (a*g carried), q = g*(a*h[t-1]), every gradient term. The sums
+//     that cross lanes go through shared memory once per segment, behind one
+//     barrier: dB and dC over the block's 16 channels (then over the blocks of
+//     channels in pass 3), sum_n A*q and sum_n g*B over a channel's 8 lanes.
+//  3. finish_bc: dB, dC over the blocks of channels; finish_params: dA and
+//     dskip over the batch. Fixed orders, no atomics: deterministic.
+//
+// Every size takes the same code: states in groups of 16 (padded states have
+// A = B = C = 0 and stay 0; groups after the first add into du and ddelta),
+// ragged channels and steps load zeros (a = 1, no input) and are not stored;
+// batch rows run in groups that keep the scratch under kScratchCap.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kLanes = 8;                             // lanes per channel
+constexpr int kChannels = kWarps * (32 / kLanes);     // per block: 16
+constexpr int kNS = 16;                               // states per group
+constexpr int kS = kNS / kLanes;                      // states per lane: 2
+constexpr int kSeg = 16;                              // steps per segment (checkpoint interval)
+constexpr int kT = 64;                                // steps per tile
+constexpr int kP = kT + 4;                            // row pitch of a tile buffer
+constexpr int kItems = kChannels * kT / kThreads;     // staged (channel, step) items per thread: 8
+constexpr int kItemStride = kThreads / kChannels;     // steps between a thread's items: 8
+constexpr size_t kScratchCap = size_t(256) << 20;     // bytes
+static_assert(kChannels == kNS, "a staging thread keeps one channel row and one state row");
+static_assert(kT % kSeg == 0 && kSeg % 4 == 0, "whole segments per tile, float4 steps");
+
+// Tile rows: delta, x = delta*u, dy, u per channel; B, C per state.
+constexpr int kRowD = 0, kRowX = kChannels, kRowY = 2 * kChannels, kRowU = 3 * kChannels;
+constexpr int kRowB = 4 * kChannels, kRowC = kRowB + kNS;
+constexpr int kRowFB = 3 * kChannels, kRowFC = kRowFB + kNS;  // pass 1's B, C rows (no u row)
+constexpr int kTileF = (3 * kChannels + 2 * kNS) * kP;  // pass 1: delta, x, dy, B, C
+constexpr int kTileR = (4 * kChannels + 2 * kNS) * kP;  // pass 2
+
+// Exchange buffers of pass 2, one of each, written and read once per segment:
+//  EC, EB: dy*h and g*x per (step, channel, lane) as float2 (the lane's 2 states);
+//          a step's rows are padded by 8 float2 so the 4 steps a warp sums sit on
+//          two bank halves.
+//  ES:     (sum_n A*q, sum_n g*B) per (step, channel, lane) as float2, rows of 20
+//          floats so 8 threads' 16-byte reads of 8 rows hit 8 distinct bank quads.
+constexpr int kEcStep = kChannels * kLanes + 8;       // float2 per step
+constexpr int kEc = kSeg * kEcStep;                   // float2 per buffer
+constexpr int kEsRow = 20;                            // floats per (step, channel)
+constexpr int kEs = kSeg * kChannels * kEsRow;        // floats per buffer
+constexpr int kSmemR = kTileR * 2 + 2 * kEc * 2 + kEs + kChannels;  // floats: 106.4 KB, 2 blocks per SM
+
+__device__ __forceinline__ float ex2(float x) {
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+}
+__device__ __forceinline__ float at(const float4& v, int j) {
+    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+__device__ __forceinline__ float4 ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+
+// The next tile's staging loads; where !ok they read a zero of the scratch, so
+// that no select waits on the load. volatile: the compiler otherwise sinks them
+// to their first use, the store after the tile's scan, and every tile waits out
+// a full DRAM round trip (Nsight Compute: 20 % of the stall samples on one FMUL
+// of the store). STREAM: read once (evict first); else cached (B and C are read
+// by every block of channels).
+template <bool STREAM>
+__device__ __forceinline__ float load_early(const float* p, const float* zero, bool ok) {
+    float v;
+    if constexpr (STREAM)
+        asm volatile("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(ok ? p : zero));
+    else
+        asm volatile("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(ok ? p : zero));
+    return v;
+}
+
+// The lane layout of the forward reference: lanes sharing a channel or a state
+// row read the same 16 bytes of a tile row.
+struct Lane {
+    int ch, ln;  // channel within the block, state lane
+    __device__ explicit Lane(int tid) {
+        const int lane = tid & 31, warp = tid >> 5;
+        ch = warp * (32 / kLanes) + ((lane & 1) | ((lane >> 1) & 2));
+        ln = ((lane >> 1) & 1) | ((lane >> 2) & 6);
+    }
+};
+
+// Where a block is: batch row (absolute and within the row group) and channels.
+struct Place {
+    int bl, d0;
+    size_t row0;  // (b, t = 0) row of u, delta, dy, B, C
+    __device__ Place(int tiles_d, int row_begin, int L) {
+        bl = blockIdx.x / tiles_d;
+        d0 = (blockIdx.x % tiles_d) * kChannels;
+        row0 = static_cast<size_t>(row_begin + bl) * L;
+    }
+};
+
+// Pass 1: h from 0, stored after steps 16k + 15 into ckpt[bl][k][d][16]. Over
+// the second piece of time (tiles from `split`), also what that piece sends
+// into the first: G = sum_s (a[t1]*...*a[s]) * C[s]*dy[s], t1 the piece's first
+// step, which is a[t1]*g[t1], the carry pass 2's first piece starts from
+// (gcarry[bl][d][16]).
+__global__ void __launch_bounds__(kThreads, 1)
+checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
+            const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ dy,
+            const float* __restrict__ zero, float* __restrict__ ckpt, float* __restrict__ gcarry, int L, int D,
+            int N, int n0, int tiles_d, int row_begin, int nseg, int split) {
+    extern __shared__ float4 smem4[];
+    float* smem = reinterpret_cast<float*>(smem4);
+    const int tid = threadIdx.x;
+    const Place pl(tiles_d, row_begin, L);
+    const int lc = tid % kChannels, lt = tid / kChannels;
+    const bool lc_ok = pl.d0 + lc < D, ls_ok = n0 + lc < N;
+    float rd[kItems], ru[kItems], rb[kItems], ry[kItems], rc[kItems];
+    auto load = [&](int t0, bool agg) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = t0 + lt + k * kItemStride;
+            const bool ok = t < L;
+            const size_t i = (pl.row0 + t) * D + pl.d0 + lc;
+            const size_t j = (pl.row0 + t) * N + n0 + lc;
+            rd[k] = load_early<true>(delta + i, zero, ok && lc_ok);
+            ru[k] = load_early<true>(u + i, zero, ok && lc_ok);
+            rb[k] = load_early<false>(Bm + j, zero, ok && ls_ok);
+            ry[k] = load_early<true>(dy + i, zero, agg && ok && lc_ok);
+            rc[k] = load_early<false>(Cm + j, zero, agg && ok && ls_ok);
+        }
+    };
+    auto store = [&](float* buf) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = lt + k * kItemStride;
+            buf[(kRowD + lc) * kP + t] = rd[k];
+            buf[(kRowX + lc) * kP + t] = rd[k] * ru[k];
+            buf[(kRowY + lc) * kP + t] = ry[k];
+            buf[(kRowFB + lc) * kP + t] = rb[k];
+            buf[(kRowFC + lc) * kP + t] = rc[k];
+        }
+    };
+
+    const Lane ln(tid);
+    const bool ch_ok = pl.d0 + ln.ch < D;
+    float a2[kS], h[kS], W[kS], G[kS];
+#pragma unroll
+    for (int s = 0; s < kS; ++s) {
+        const int n = n0 + ln.ln + kLanes * s;
+        a2[s] = ch_ok && n < N ? A[static_cast<size_t>(pl.d0 + ln.ch) * N + n] * kLog2e : 0.f;
+        h[s] = 0.f;
+        W[s] = 1.f;
+        G[s] = 0.f;
+    }
+    float* out = ckpt + (static_cast<size_t>(pl.bl) * nseg * D + pl.d0 + ln.ch) * kNS + ln.ln;
+    const size_t seg_stride = static_cast<size_t>(D) * kNS;
+
+    // 16 steps from tile offset o; AGG: also W and G
+    auto segment = [&](const float* buf, int o, auto agg) {
+        constexpr bool AGG = decltype(agg)::value;
+        const float* sd = buf + (kRowD + ln.ch) * kP + o;
+        const float* sx = buf + (kRowX + ln.ch) * kP + o;
+        const float* sy = buf + (kRowY + ln.ch) * kP + o;
+        const float* sb = buf + (kRowFB + ln.ln) * kP + o;
+        const float* sc = buf + (kRowFC + ln.ln) * kP + o;
+#pragma unroll
+        for (int q = 0; q < kSeg / 4; ++q) {
+            const float4 dv = ld4(sd + 4 * q), xv = ld4(sx + 4 * q);
+            float4 bv[kS], cv[kS], yv;
+#pragma unroll
+            for (int s = 0; s < kS; ++s) bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
+            if constexpr (AGG) {
+                yv = ld4(sy + 4 * q);
+#pragma unroll
+                for (int s = 0; s < kS; ++s) cv[s] = ld4(sc + s * kLanes * kP + 4 * q);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int s = 0; s < kS; ++s) {
+                    const float a = ex2(at(dv, i) * a2[s]);
+                    h[s] = fmaf(at(xv, i), at(bv[s], i), a * h[s]);
+                    if constexpr (AGG) {
+                        W[s] *= a;
+                        G[s] = fmaf(W[s], at(yv, i) * at(cv[s], i), G[s]);
+                    }
+                }
+        }
+    };
+
+    const int tiles_t = (L + kT - 1) / kT;
+    load(0, split == 0);
+    store(smem);
+    __syncthreads();
+    for (int kt = 0; kt < tiles_t; ++kt) {
+        if (kt + 1 < tiles_t) load((kt + 1) * kT, kt + 1 >= split);
+        const float* buf = smem + (kt & 1) * kTileF;
+        const bool agg = kt >= split;
+#pragma unroll 1  // a loop, so that the scheduler keeps the loads above ahead of its exponentials
+        for (int j = 0; j < kT / kSeg; ++j) {
+            if (agg)
+                segment(buf, j * kSeg, std::true_type{});
+            else
+                segment(buf, j * kSeg, std::false_type{});
+            const int seg = kt * (kT / kSeg) + j;
+            if (ch_ok && seg < nseg)
+#pragma unroll
+                for (int s = 0; s < kS; ++s) out[seg * seg_stride + kLanes * s] = h[s];
+        }
+        if (kt + 1 < tiles_t) store(smem + ((kt + 1) & 1) * kTileF);
+        __syncthreads();
+    }
+    if (ch_ok)
+#pragma unroll
+        for (int s = 0; s < kS; ++s) gcarry[(static_cast<size_t>(pl.bl) * D + pl.d0 + ln.ch) * kNS + ln.ln + kLanes * s] = G[s];
+}
+
+// Pass 2: the gradients; see the header. blockIdx.y is the piece of time: tiles
+// [0, split) or [split, tiles). bc_part[bl][block of channels][t][ln][4] holds
+// (dC[ln], dC[ln + 8], dB[ln], dB[ln + 8]) of the group's states summed over the
+// block's channels; dA_part and dskip_part have one slice per (piece, batch row).
+__global__ void __launch_bounds__(kThreads, 2)
+gradients(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
+          const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
+          const float* __restrict__ dy, const float* __restrict__ zero, const float* __restrict__ ckpt,
+          const float* __restrict__ gcarry, float* __restrict__ du,
+          float* __restrict__ ddelta, float* __restrict__ dA_part, float* __restrict__ dskip_part,
+          float4* __restrict__ bc_part, int L, int D, int N, int n0, int tiles_d, int row_begin, int nseg,
+          int split, int batch) {
+    extern __shared__ float4 smem4[];
+    float* smem = reinterpret_cast<float*>(smem4);
+    float* tiles = smem;                                    // 2 x kTileR
+    float2* ec = reinterpret_cast<float2*>(tiles + 2 * kTileR);  // kEc
+    float2* eb = ec + kEc;                                  // kEc
+    float* es = reinterpret_cast<float*>(eb + kEc);         // kEs
+    float* sskip = es + kEs;                                // kChannels
+    const int tid = threadIdx.x;
+    const Place pl(tiles_d, row_begin, L);
+    const bool first_group = n0 == 0;
+    const int tiles_t = (L + kT - 1) / kT;
+    const int piece = blockIdx.y, kt_begin = piece ? split : 0, kt_end = piece ? tiles_t : split;
+    const size_t part = static_cast<size_t>(piece) * batch + row_begin + pl.bl;  // dA, dskip slice
+
+    // Staging role: channel (and state) lc, steps lt + 8k of a tile.
+    const int lc = tid % kChannels, lt = tid / kChannels;
+    const bool lc_ok = pl.d0 + lc < D, ls_ok = n0 + lc < N;
+    if (tid < kChannels) sskip[tid] = lc_ok ? skip[pl.d0 + lc] : 0.f;
+    float rd[kItems], ru[kItems], ry[kItems], rb[kItems], rc[kItems];
+    float dsk = 0.f;  // sum of dy*u over this thread's items (channel lc)
+    auto load = [&](int t0) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = t0 + lt + k * kItemStride;
+            const bool ok = t < L;
+            const size_t i = (pl.row0 + t) * D + pl.d0 + lc;
+            const size_t j = (pl.row0 + t) * N + n0 + lc;
+            rd[k] = load_early<true>(delta + i, zero, ok && lc_ok);
+            ru[k] = load_early<true>(u + i, zero, ok && lc_ok);
+            ry[k] = load_early<true>(dy + i, zero, ok && lc_ok);
+            rb[k] = load_early<false>(Bm + j, zero, ok && ls_ok);
+            rc[k] = load_early<false>(Cm + j, zero, ok && ls_ok);
+        }
+    };
+    auto store = [&](float* buf) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = lt + k * kItemStride;
+            buf[(kRowD + lc) * kP + t] = rd[k];
+            buf[(kRowX + lc) * kP + t] = rd[k] * ru[k];
+            buf[(kRowY + lc) * kP + t] = ry[k];
+            buf[(kRowU + lc) * kP + t] = ru[k];
+            buf[(kRowB + lc) * kP + t] = rb[k];
+            buf[(kRowC + lc) * kP + t] = rc[k];
+            dsk = fmaf(ry[k], ru[k], dsk);
+        }
+    };
+
+    // Scanning role.
+    const Lane ln(tid);
+    const int d = pl.d0 + ln.ch;
+    const bool ch_ok = d < D;
+    float a2[kS], Ar[kS], dA[kS], ga[kS], hs[kS];
+#pragma unroll
+    for (int s = 0; s < kS; ++s) {
+        const int n = n0 + ln.ln + kLanes * s;
+        Ar[s] = ch_ok && n < N ? A[static_cast<size_t>(d) * N + n] : 0.f;
+        a2[s] = Ar[s] * kLog2e;
+        dA[s] = 0.f;
+        // a[t+1]*g[t+1] after the piece: 0 past the end, else what pass 1 summed over the piece after
+        ga[s] = piece == 0 && split < tiles_t && ch_ok
+                    ? gcarry[(static_cast<size_t>(pl.bl) * D + d) * kNS + ln.ln + kLanes * s]
+                    : 0.f;
+    }
+    const size_t seg_stride = static_cast<size_t>(D) * kNS;
+    const float* ck = ckpt + (static_cast<size_t>(pl.bl) * nseg * D + (ch_ok ? d : 0)) * kNS + ln.ln;
+    // h before segment k: checkpoint k - 1, or 0 (also for segments wholly past the end)
+    auto h_before = [&](int k, float (&v)[kS]) {
+#pragma unroll
+        for (int s = 0; s < kS; ++s) {
+            const bool ok = k >= 1 && k < nseg;
+            v[s] = load_early<true>(ck + (k - 1) * seg_stride + kLanes * s, zero, ok);
+        }
+    };
+
+    // Reducing role, after each segment's barrier: thread tid sums dB, dC of step
+    // tid >> 3, state lane tid & 7; and the (step, channel) pairs tid, tid + 128.
+    float4* bc_out = bc_part + (static_cast<size_t>(pl.bl) * tiles_d + blockIdx.x % tiles_d) * L * kLanes;
+
+    const int seg_last = kt_end * (kT / kSeg) - 1;
+    float hn[kS];  // h before the segment after this one
+    h_before(seg_last, hs);
+    h_before(seg_last - 1, hn);
+    if (kt_begin < kt_end) {
+        load((kt_end - 1) * kT);
+        store(tiles + ((kt_end - 1) & 1) * kTileR);
+    }
+    __syncthreads();
+    for (int kt = kt_end - 1; kt >= kt_begin; --kt) {
+        if (kt > kt_begin) load((kt - 1) * kT);
+        const float* buf = tiles + (kt & 1) * kTileR;
+        for (int j = kT / kSeg - 1; j >= 0; --j) {
+            const int seg = kt * (kT / kSeg) + j, o = j * kSeg;
+            float hn2[kS];  // two segments on: a whole segment's time to arrive
+            h_before(seg - 2, hn2);
+            const float* sd = buf + (kRowD + ln.ch) * kP + o;
+            const float* sx = buf + (kRowX + ln.ch) * kP + o;
+            const float* sy = buf + (kRowY + ln.ch) * kP + o;
+            const float* sb = buf + (kRowB + ln.ln) * kP + o;
+            const float* sc = buf + (kRowC + ln.ln) * kP + o;
+            float2* ecw = ec + ln.ch * kLanes + ln.ln;
+            float2* ebw = eb + ln.ch * kLanes + ln.ln;
+            float2* esw = reinterpret_cast<float2*>(es + ln.ch * kEsRow) + ln.ln;
+
+            // forward: a and a*h[t-1] of each step kept; dy*h to the exchange
+            float av[kSeg][kS], pv[kSeg][kS], h[kS];
+#pragma unroll
+            for (int s = 0; s < kS; ++s) h[s] = hs[s];
+#pragma unroll
+            for (int q = 0; q < kSeg / 4; ++q) {
+                const float4 dv = ld4(sd + 4 * q), xv = ld4(sx + 4 * q), yv = ld4(sy + 4 * q);
+                float4 bv[kS];
+#pragma unroll
+                for (int s = 0; s < kS; ++s) bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const int t = 4 * q + i;
+                    float c[kS];
+#pragma unroll
+                    for (int s = 0; s < kS; ++s) {
+                        av[t][s] = ex2(at(dv, i) * a2[s]);
+                        pv[t][s] = av[t][s] * h[s];
+                        h[s] = fmaf(at(xv, i), at(bv[s], i), pv[t][s]);
+                        c[s] = at(yv, i) * h[s];
+                    }
+                    ecw[t * kEcStep] = make_float2(c[0], c[1]);
+                }
+            }
+            // backward
+#pragma unroll
+            for (int q = kSeg / 4 - 1; q >= 0; --q) {
+                const float4 dv = ld4(sd + 4 * q), xv = ld4(sx + 4 * q), yv = ld4(sy + 4 * q);
+                float4 bv[kS], cv[kS];
+#pragma unroll
+                for (int s = 0; s < kS; ++s) {
+                    bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
+                    cv[s] = ld4(sc + s * kLanes * kP + 4 * q);
+                }
+#pragma unroll
+                for (int i = 3; i >= 0; --i) {
+                    const int t = 4 * q + i;
+                    float sA = 0.f, sG = 0.f, gx[kS];
+#pragma unroll
+                    for (int s = 0; s < kS; ++s) {
+                        const float g = fmaf(at(yv, i), at(cv[s], i), ga[s]);
+                        const float qv = g * pv[t][s];
+                        ga[s] = av[t][s] * g;
+                        dA[s] = fmaf(at(dv, i), qv, dA[s]);
+                        sA = fmaf(Ar[s], qv, sA);
+                        sG = fmaf(g, at(bv[s], i), sG);
+                        gx[s] = g * at(xv, i);
+                    }
+                    ebw[t * kEcStep] = make_float2(gx[0], gx[1]);
+                    esw[t * kChannels * kEsRow / 2] = make_float2(sA, sG);
+                }
+            }
+#pragma unroll
+            for (int s = 0; s < kS; ++s) {
+                hs[s] = hn[s];
+                hn[s] = hn2[s];
+            }
+            // the tile before goes into the other buffer, which the last reads of
+            // tile kt + 1 left before this tile's first barrier
+            if (j == 0 && kt > kt_begin) store(tiles + ((kt - 1) & 1) * kTileR);
+            __syncthreads();
+
+            // dB, dC of (step tid >> 3, state lane tid & 7) over the block's channels
+            const int t0 = kt * kT + o;
+            {
+                const int i = tid >> 3, l8 = tid & 7;
+                const float2* rc = ec + i * kEcStep + l8;
+                const float2* rb = eb + i * kEcStep + l8;
+                float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                for (int c = 0; c < kChannels; ++c) {
+                    const float2 vc = rc[c * kLanes], vb = rb[c * kLanes];
+                    acc.x += vc.x;
+                    acc.y += vc.y;
+                    acc.z += vb.x;
+                    acc.w += vb.y;
+                }
+                if (t0 + i < L) __stcg(bc_out + static_cast<size_t>(t0 + i) * kLanes + l8, acc);
+            }
+            // du, ddelta of (step, channel) pairs tid and tid + 128 over the channel's lanes
+#pragma unroll
+            for (int k = 0; k < kSeg * kChannels / kThreads; ++k) {
+                const int pair = tid + k * kThreads, i = pair / kChannels, c = pair % kChannels;
+                const float4* r = reinterpret_cast<const float4*>(es + pair * kEsRow);
+                float sA = 0.f, sG = 0.f;
+#pragma unroll
+                for (int v = 0; v < kLanes / 2; ++v) {
+                    const float4 e = r[v];
+                    sA += e.x;
+                    sG += e.y;
+                    sA += e.z;
+                    sG += e.w;
+                }
+                const int dc = pl.d0 + c;
+                if (t0 + i < L && dc < D) {
+                    const float dt = buf[(kRowD + c) * kP + o + i], uv = buf[(kRowU + c) * kP + o + i];
+                    const size_t at_ = (pl.row0 + t0 + i) * D + dc;
+                    float vdu = dt * sG, vdd = fmaf(uv, sG, sA);
+                    if (first_group) {
+                        vdu = fmaf(sskip[c], buf[(kRowY + c) * kP + o + i], vdu);
+                    } else {
+                        vdu += du[at_];
+                        vdd += ddelta[at_];
+                    }
+                    du[at_] = vdu;
+                    ddelta[at_] = vdd;
+                }
+            }
+            __syncthreads();  // the next segment rewrites the exchange
+        }
+    }
+
+    // dA over this block's steps, per (piece, b, d, n); dskip over its steps, per (piece, b, d)
+#pragma unroll
+    for (int s = 0; s < kS; ++s) {
+        const int n = n0 + ln.ln + kLanes * s;
+        if (ch_ok && n < N) dA_part[(part * D + d) * N + n] = dA[s];
+    }
+    if (first_group) {
+        float* red = es;  // the exchange: every thread is past the last segment's barrier
+        red[tid] = dsk;
+        __syncthreads();
+        if (tid < kChannels && lc_ok) {
+            float sum = 0.f;
+#pragma unroll
+            for (int k = 0; k < kThreads / kChannels; ++k) sum += red[tid + k * kChannels];
+            dskip_part[part * D + pl.d0 + tid] = sum;
+        }
+    }
+}
+
+// Pass 3a: dB, dC of the group's states over the blocks of channels; one thread
+// per (row, step, state lane), the blocks in order.
+__global__ void finish_bc(const float4* __restrict__ bc_part, float* __restrict__ dB, float* __restrict__ dC,
+                          int rows, int row_begin, int L, int N, int n0, int tiles_d) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t per_row = static_cast<size_t>(L) * kLanes;
+    if (i >= rows * per_row) return;
+    const size_t bl = i / per_row, r = i % per_row;
+    const int t = static_cast<int>(r / kLanes), l8 = static_cast<int>(r % kLanes);
+    const float4* src = bc_part + bl * tiles_d * per_row + r;
+    constexpr int kBatch = 8;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int p0 = 0; p0 < tiles_d; p0 += kBatch) {
+        float4 v[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) v[k] = p0 + k < tiles_d ? __ldcs(src + (p0 + k) * per_row) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+            acc.x += v[k].x;
+            acc.y += v[k].y;
+            acc.z += v[k].z;
+            acc.w += v[k].w;
+        }
+    }
+    const size_t o = (static_cast<size_t>(row_begin + bl) * L + t) * N + n0 + l8;
+    if (n0 + l8 < N) {
+        dC[o] = acc.x;
+        dB[o] = acc.z;
+    }
+    if (n0 + l8 + kLanes < N) {
+        dC[o + kLanes] = acc.y;
+        dB[o + kLanes] = acc.w;
+    }
+}
+
+// Pass 3b: dA and dskip over the (piece, batch row) slices, in order.
+__global__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
+                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D, int N) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t a_elems = static_cast<size_t>(D) * N;
+    if (i < a_elems) {
+        float s = 0.f;
+        for (int b = 0; b < parts; ++b) s += dA_part[b * a_elems + i];
+        dA[i] = s;
+    } else if (i < a_elems + D) {
+        const size_t k = i - a_elems;
+        float s = 0.f;
+        for (int b = 0; b < parts; ++b) s += dskip_part[b * static_cast<size_t>(D) + k];
+        dskip[k] = s;
+    }
+}
+
+float* g_scratch = nullptr;
+size_t g_scratch_floats = 0;
+
+constexpr size_t kZeros = 4;  // floats at the scratch's start, kept zero: what out-of-range loads read
+
+// Grown on demand, kept between calls; past its zeros, contents are never reused.
+float* scratch(size_t floats) {
+    floats += kZeros;
+    if (floats > g_scratch_floats) {
+        if (g_scratch) cudaFree(g_scratch);
+        if (cudaMalloc(&g_scratch, floats * sizeof(float)) != cudaSuccess) {
+            g_scratch = nullptr;
+            g_scratch_floats = 0;
+            return nullptr;
+        }
+        cudaMemset(g_scratch, 0, kZeros * sizeof(float));
+        g_scratch_floats = floats;
+    }
+    return g_scratch;
+}
+
+}  // namespace
+
+extern "C" void solve(const float* u, const float* delta, const float* A, const float* B, const float* C,
+                      const float* skip, const float* dy, float* du, float* ddelta, float* dA, float* dB,
+                      float* dC, float* dskip, int batch, int seq_len, int d_model, int d_state) {
+    if (batch <= 0 || seq_len <= 0 || d_model <= 0 || d_state <= 0) return;
+    const int L = seq_len, D = d_model, N = d_state;
+    const int tiles_d = (D + kChannels - 1) / kChannels, tiles_t = (L + kT - 1) / kT;
+    const int nseg = tiles_t * (kT / kSeg);
+    const int split = (tiles_t + 1) / 2;  // pass 2's pieces of time: tiles [0, split) and [split, tiles_t)
+    // per batch row: checkpoints (nseg x D x 16), the carry between the pieces
+    // (D x 16) and dB/dC partials (tiles_d x L x 32)
+    const size_t ckpt_row = static_cast<size_t>(nseg) * D * kNS, carry_row = static_cast<size_t>(D) * kNS;
+    const size_t per_row = ckpt_row + carry_row + static_cast<size_t>(tiles_d) * L * 2 * kNS;
+    const size_t params = 2 * static_cast<size_t>(batch) * D * (N + 1);  // dA, dskip per (piece, batch row)
+    int rows = static_cast<int>(kScratchCap / sizeof(float) / per_row);
+    rows = rows < 1 ? 1 : rows > batch ? batch : rows;
+    float* sc = scratch(rows * per_row + params);
+    if (!sc) return;  // out of memory: the outputs stay unwritten, the check says so
+    const float* zero = sc;
+    float* ckpt = sc + kZeros;
+    float* gcarry = ckpt + rows * ckpt_row;
+    float4* bc_part = reinterpret_cast<float4*>(gcarry + rows * carry_row);
+    float* dA_part = ckpt + rows * per_row;
+    float* dskip_part = dA_part + 2 * static_cast<size_t>(batch) * D * N;
+
+    const size_t smem_f = sizeof(float) * 2 * kTileF, smem_r = sizeof(float) * kSmemR;
+    static bool attr_set = false;
+    if (!attr_set) {
+        cudaFuncSetAttribute(checkpoints, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_f));
+        cudaFuncSetAttribute(gradients, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_r));
+        attr_set = true;
+    }
+    for (int r0 = 0; r0 < batch; r0 += rows) {
+        const int nr = batch - r0 < rows ? batch - r0 : rows;
+        for (int n0 = 0; n0 < N; n0 += kNS) {
+            checkpoints<<<nr * tiles_d, kThreads, smem_f>>>(u, delta, A, B, C, dy, zero, ckpt, gcarry, L, D, N, n0,
+                                                            tiles_d, r0, nseg, split);
+            gradients<<<dim3(nr * tiles_d, 2), kThreads, smem_r>>>(u, delta, A, B, C, skip, dy, zero, ckpt, gcarry, du,
+                                                                  ddelta, dA_part, dskip_part, bc_part, L, D, N, n0,
+                                                                  tiles_d, r0, nseg, split, batch);
+            const size_t outs = static_cast<size_t>(nr) * L * kLanes;
+            finish_bc<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(bc_part, dB, dC, nr, r0, L, N, n0, tiles_d);
+        }
+    }
+    const size_t outs = static_cast<size_t>(D) * N + D;
+    finish_params<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(dA_part, dskip_part, dA, dskip, 2 * batch, D, N);
+}
