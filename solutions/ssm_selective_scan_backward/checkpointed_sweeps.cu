@@ -67,13 +67,9 @@ constexpr int kTileR = (4 * kChannels + 2 * kNS) * kP;  // pass 2
 //  EC, EB: dy*h and g*x per (step, channel, lane) as float2 (the lane's 2 states);
 //          a step's rows are padded by 8 float2 so the 4 steps a warp sums sit on
 //          two bank halves.
-//  ES:     (sum_n A*q, sum_n g*B) per (step, channel, lane) as float2, rows of 20
-//          floats so 8 threads' 16-byte reads of 8 rows hit 8 distinct bank quads.
 constexpr int kEcStep = kChannels * kLanes + 8;       // float2 per step
 constexpr int kEc = kSeg * kEcStep;                   // float2 per buffer
-constexpr int kEsRow = 20;                            // floats per (step, channel)
-constexpr int kEs = kSeg * kChannels * kEsRow;        // floats per buffer
-constexpr int kSmemR = kTileR * 2 + 2 * kEc * 2 + kEs + kChannels;  // floats: 106.4 KB, 2 blocks per SM
+constexpr int kSmemR = kTileR * 2 + 2 * kEc * 2 + kThreads;  // floats: 86.6 KB, 2 blocks per SM
 
 __device__ __forceinline__ float ex2(float x) {
     float r;
@@ -99,6 +95,19 @@ __device__ __forceinline__ float load_early(const float* p, const float* zero, b
     else
         asm volatile("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(ok ? p : zero));
     return v;
+}
+
+// Sum over the 8 lanes of a channel of p[0..7] (one value per step), scattered:
+// the lane with state lane ln gets step ln's. Lane bits 4, 3, 1 are ln's bits 2, 1, 0.
+__device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) {
+    constexpr unsigned kFull = 0xffffffffu;
+    const bool b4 = lane & 16, b3 = lane & 8, b1 = lane & 2;
+    float q[4], r[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q[i] = (b4 ? p[i + 4] : p[i]) + __shfl_xor_sync(kFull, b4 ? p[i] : p[i + 4], 16);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) r[i] = (b3 ? q[i + 2] : q[i]) + __shfl_xor_sync(kFull, b3 ? q[i] : q[i + 2], 8);
+    return (b1 ? r[1] : r[0]) + __shfl_xor_sync(kFull, b1 ? r[0] : r[1], 2);
 }
 
 // The lane layout of the forward reference: lanes sharing a channel or a state
@@ -257,8 +266,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     float* tiles = smem;                                    // 2 x kTileR
     float2* ec = reinterpret_cast<float2*>(tiles + 2 * kTileR);  // kEc
     float2* eb = ec + kEc;                                  // kEc
-    float* es = reinterpret_cast<float*>(eb + kEc);         // kEs
-    float* sskip = es + kEs;                                // kChannels
+    float* red = reinterpret_cast<float*>(eb + kEc);        // kThreads: dskip's sum
     const int tid = threadIdx.x;
     const Place pl(tiles_d, row_begin, L);
     const bool first_group = n0 == 0;
@@ -269,7 +277,6 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     // Staging role: channel (and state) lc, steps lt + 8k of a tile.
     const int lc = tid % kChannels, lt = tid / kChannels;
     const bool lc_ok = pl.d0 + lc < D, ls_ok = n0 + lc < N;
-    if (tid < kChannels) sskip[tid] = lc_ok ? skip[pl.d0 + lc] : 0.f;
     float rd[kItems], ru[kItems], ry[kItems], rb[kItems], rc[kItems];
     float dsk = 0.f;  // sum of dy*u over this thread's items (channel lc)
     auto load = [&](int t0) {
@@ -302,8 +309,9 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
 
     // Scanning role.
     const Lane ln(tid);
-    const int d = pl.d0 + ln.ch;
+    const int lane = tid & 31, d = pl.d0 + ln.ch;
     const bool ch_ok = d < D;
+    const float skip_d = ch_ok ? skip[d] : 0.f;
     float a2[kS], Ar[kS], dA[kS], ga[kS], hs[kS];
 #pragma unroll
     for (int s = 0; s < kS; ++s) {
@@ -354,15 +362,17 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
             const float* sc = buf + (kRowC + ln.ln) * kP + o;
             float2* ecw = ec + ln.ch * kLanes + ln.ln;
             float2* ebw = eb + ln.ch * kLanes + ln.ln;
-            float2* esw = reinterpret_cast<float2*>(es + ln.ch * kEsRow) + ln.ln;
 
             // forward: a and a*h[t-1] of each step kept; dy*h to the exchange
             float av[kSeg][kS], pv[kSeg][kS], h[kS];
+            float4 dv[kSeg / 4], xv[kSeg / 4], yv[kSeg / 4];  // kept for the backward half
 #pragma unroll
             for (int s = 0; s < kS; ++s) h[s] = hs[s];
 #pragma unroll
             for (int q = 0; q < kSeg / 4; ++q) {
-                const float4 dv = ld4(sd + 4 * q), xv = ld4(sx + 4 * q), yv = ld4(sy + 4 * q);
+                dv[q] = ld4(sd + 4 * q);
+                xv[q] = ld4(sx + 4 * q);
+                yv[q] = ld4(sy + 4 * q);
                 float4 bv[kS];
 #pragma unroll
                 for (int s = 0; s < kS; ++s) bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
@@ -372,40 +382,60 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
                     float c[kS];
 #pragma unroll
                     for (int s = 0; s < kS; ++s) {
-                        av[t][s] = ex2(at(dv, i) * a2[s]);
+                        av[t][s] = ex2(at(dv[q], i) * a2[s]);
                         pv[t][s] = av[t][s] * h[s];
-                        h[s] = fmaf(at(xv, i), at(bv[s], i), pv[t][s]);
-                        c[s] = at(yv, i) * h[s];
+                        h[s] = fmaf(at(xv[q], i), at(bv[s], i), pv[t][s]);
+                        c[s] = at(yv[q], i) * h[s];
                     }
                     ecw[t * kEcStep] = make_float2(c[0], c[1]);
                 }
             }
-            // backward
+            // backward, in two groups of 8 steps; after each, the group's sums over
+            // the channel's 8 lanes by a shuffle reduce-scatter: lane ln gets step ln's
 #pragma unroll
-            for (int q = kSeg / 4 - 1; q >= 0; --q) {
-                const float4 dv = ld4(sd + 4 * q), xv = ld4(sx + 4 * q), yv = ld4(sy + 4 * q);
-                float4 bv[kS], cv[kS];
+            for (int grp = kSeg / 8 - 1; grp >= 0; --grp) {
+                float pA[8], pG[8];  // this lane's sum_n A*q and sum_n g*B at the group's steps
 #pragma unroll
-                for (int s = 0; s < kS; ++s) {
-                    bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
-                    cv[s] = ld4(sc + s * kLanes * kP + 4 * q);
-                }
-#pragma unroll
-                for (int i = 3; i >= 0; --i) {
-                    const int t = 4 * q + i;
-                    float sA = 0.f, sG = 0.f, gx[kS];
+                for (int q = 2 * grp + 1; q >= 2 * grp; --q) {
+                    float4 bv[kS], cv[kS];
 #pragma unroll
                     for (int s = 0; s < kS; ++s) {
-                        const float g = fmaf(at(yv, i), at(cv[s], i), ga[s]);
-                        const float qv = g * pv[t][s];
-                        ga[s] = av[t][s] * g;
-                        dA[s] = fmaf(at(dv, i), qv, dA[s]);
-                        sA = fmaf(Ar[s], qv, sA);
-                        sG = fmaf(g, at(bv[s], i), sG);
-                        gx[s] = g * at(xv, i);
+                        bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
+                        cv[s] = ld4(sc + s * kLanes * kP + 4 * q);
                     }
-                    ebw[t * kEcStep] = make_float2(gx[0], gx[1]);
-                    esw[t * kChannels * kEsRow / 2] = make_float2(sA, sG);
+#pragma unroll
+                    for (int i = 3; i >= 0; --i) {
+                        const int t = 4 * q + i;
+                        float sA = 0.f, sG = 0.f, gx[kS];
+#pragma unroll
+                        for (int s = 0; s < kS; ++s) {
+                            const float g = fmaf(at(yv[q], i), at(cv[s], i), ga[s]);
+                            const float qv = g * pv[t][s];
+                            ga[s] = av[t][s] * g;
+                            dA[s] = fmaf(at(dv[q], i), qv, dA[s]);
+                            sA = fmaf(Ar[s], qv, sA);
+                            sG = fmaf(g, at(bv[s], i), sG);
+                            gx[s] = g * at(xv[q], i);
+                        }
+                        ebw[t * kEcStep] = make_float2(gx[0], gx[1]);
+                        pA[t - 8 * grp] = sA;
+                        pG[t - 8 * grp] = sG;
+                    }
+                }
+                const float sA = reduce_scatter8(pA, lane), sG = reduce_scatter8(pG, lane);
+                const int ts = o + 8 * grp + ln.ln;  // this lane's step in the tile
+                if (ch_ok && kt * kT + ts < L) {
+                    const float dt = buf[(kRowD + ln.ch) * kP + ts], uv = buf[(kRowU + ln.ch) * kP + ts];
+                    const size_t at_ = (pl.row0 + kt * kT + ts) * D + d;
+                    float vdu = dt * sG, vdd = fmaf(uv, sG, sA);
+                    if (first_group) {
+                        vdu = fmaf(skip_d, buf[(kRowY + ln.ch) * kP + ts], vdu);
+                    } else {
+                        vdu += du[at_];
+                        vdd += ddelta[at_];
+                    }
+                    du[at_] = vdu;
+                    ddelta[at_] = vdd;
                 }
             }
 #pragma unroll
@@ -419,9 +449,8 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
             __syncthreads();
 
             // dB, dC of (step tid >> 3, state lane tid & 7) over the block's channels
-            const int t0 = kt * kT + o;
             {
-                const int i = tid >> 3, l8 = tid & 7;
+                const int i = tid >> 3, l8 = tid & 7, t = kt * kT + o + i;
                 const float2* rc = ec + i * kEcStep + l8;
                 const float2* rb = eb + i * kEcStep + l8;
                 float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -433,36 +462,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
                     acc.z += vb.x;
                     acc.w += vb.y;
                 }
-                if (t0 + i < L) __stcg(bc_out + static_cast<size_t>(t0 + i) * kLanes + l8, acc);
-            }
-            // du, ddelta of (step, channel) pairs tid and tid + 128 over the channel's lanes
-#pragma unroll
-            for (int k = 0; k < kSeg * kChannels / kThreads; ++k) {
-                const int pair = tid + k * kThreads, i = pair / kChannels, c = pair % kChannels;
-                const float4* r = reinterpret_cast<const float4*>(es + pair * kEsRow);
-                float sA = 0.f, sG = 0.f;
-#pragma unroll
-                for (int v = 0; v < kLanes / 2; ++v) {
-                    const float4 e = r[v];
-                    sA += e.x;
-                    sG += e.y;
-                    sA += e.z;
-                    sG += e.w;
-                }
-                const int dc = pl.d0 + c;
-                if (t0 + i < L && dc < D) {
-                    const float dt = buf[(kRowD + c) * kP + o + i], uv = buf[(kRowU + c) * kP + o + i];
-                    const size_t at_ = (pl.row0 + t0 + i) * D + dc;
-                    float vdu = dt * sG, vdd = fmaf(uv, sG, sA);
-                    if (first_group) {
-                        vdu = fmaf(sskip[c], buf[(kRowY + c) * kP + o + i], vdu);
-                    } else {
-                        vdu += du[at_];
-                        vdd += ddelta[at_];
-                    }
-                    du[at_] = vdu;
-                    ddelta[at_] = vdd;
-                }
+                if (t < L) __stcg(bc_out + static_cast<size_t>(t) * kLanes + l8, acc);
             }
             __syncthreads();  // the next segment rewrites the exchange
         }
@@ -475,7 +475,6 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
         if (ch_ok && n < N) dA_part[(part * D + d) * N + n] = dA[s];
     }
     if (first_group) {
-        float* red = es;  // the exchange: every thread is past the last segment's barrier
         red[tid] = dsk;
         __syncthreads();
         if (tid < kChannels && lc_ok) {
