@@ -1,619 +1,574 @@
-// ssm_selective_scan_backward: the gradient of sum(dy * y) for the Mamba-1
-// selective scan, chunked over time. reference/ssm_selective_scan_backward.md
-// has the floors, the design and the measurements.
+// ssm_selective_scan_backward reference: one sweep forward that keeps the state
+// every 16 steps, then one sweep backward that rebuilds each 16 steps' states
+// from their checkpoint, keeps them in registers and runs the adjoint over them.
+// Two exponentials per (b, t, d, n), no identity, no chunk carries. H200,
+// (4, 4096, 512, 16): 370.6 us against 413.7 us for the chunked reference before
+// it (solutions/ssm_selective_scan_backward/chunked_identity.cu, three
+// exponentials) in the same run; reference/ssm_selective_scan_backward.md has
+// the floors, each step's measurement and the profile.
 //
 // Notation (spec.md, "Math"): per channel (b, d) and state n,
-//   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t]*B[t], h[t] = a[t]*h[t-1] + x[t],
-//   g[t] = C[t]*dy[t] + a[t+1]*g[t+1]   (the adjoint, g[seq_len] = 0),
-//   q[t] = g[t]*a[t]*h[t-1]              (dL/da[t] times a[t]).
-// Every gradient is local in g, h and q. q couples the two recurrences, which run
-// in opposite directions; this kernel never forms it. Instead it uses
-//   q[t] - q[t+1] = dy[t]*C[t]*h[t] - g[t]*x[t]
-// (substitute g[t] = C[t]*dy[t] + a[t+1]*g[t+1] and h[t] = a[t]*h[t-1] + x[t]), so
-// over a chunk [t0, t1) of time, with q[t1] known at its boundary,
-//   sum_n A*q[t] = sum_n A*q[t1] + sum_{s=t}^{t1-1} (F[s] - R[s]),
-//     F[s] = dy[s] * sum_n A*C[s]*h[s]       (needs h only),
-//     R[s] = delta[s]*u[s] * sum_n A*B[s]*g[s] (needs g only),
-//   sum_{t in chunk} delta[t]*q[t] = q[t1]*sum(delta) + sum_s D[s]*(dy C h - g x)[s],
-//     D[s] = delta[t0] + ... + delta[s].
-// So the h terms come from a forward sweep and the g terms from a reverse
-// sweep, each on its own: no per-step history of either is kept.
+//   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t], h[t] = a[t]*h[t-1] + x[t]*B[t],
+//   g[t] = C[t]*dy[t] + a[t+1]*g[t+1],  q[t] = g[t]*a[t]*h[t-1],
+//   du = delta * sum_n g*B + skip*dy,  ddelta = sum_n A*q + u * sum_n g*B,
+//   dA = sum_{b,t} delta*q,  dB = sum_d g*x,  dC = sum_d dy*h,  dskip = sum_{b,t} dy*u.
 //
-// Passes (time in chunks of TC steps; a block = 128 channels x one chunk, 64
-// threads of 2 channels x 16 states):
-//  1. chunk_aggregates: per chunk, h from 0 at the chunk start (its end state
-//     is the chunk's contribution to the next chunk's h) and
-//     sum_s (a[t0]*...*a[s]) * C[s]*dy[s] (the chunk's contribution to the
-//     adjoint flowing into the previous chunk), and sum(delta) per channel.
-//  2. carries: per (b, d, n), the true h before each chunk (one thread, walking
-//     forward) and a*g after it (another thread, walking backward), with the
-//     chunk's decay exp(A*sum(delta)); each thread's loads run a batch of 16
-//     chunks ahead of its updates.
-//  3. chunk_gradients: per chunk, the forward sweep from the true h (dC, F, the
-//     h half of dA) then the reverse sweep from the true a*g (g, du, ddelta, dB,
-//     the g half of dA). dB and dC sum over the block's 128 channels through
-//     shared memory, 4 steps at a time; F goes to scratch for the reverse sweep.
-//  4. finish, one launch for both sums: dA and dskip over (batch, chunk), 8
-//     threads per output with 24 loads each in flight and a fixed-order
-//     combine; dB and dC over the blocks of channels, 32 loads per thread.
-// Three exponentials per (b, t, d, n): pass 1, and each sweep of pass 3.
-// No atomics; every sum has one owner, so results are deterministic.
+// The lane layout of the forward reference (reference/ssm_selective_scan.cu):
+// a block = 16 channels of one batch row, 4 warps; a warp = 4 channels x 8
+// lanes, a lane 2 states of its channel (lane bits 0 and 2 the channel, bits 1,
+// 3, 4 the state lane ln; states ln, ln + 8). Time in tiles of 64 steps staged
+// in shared memory as rows [channel or state][step] (double-buffered, the next
+// tile's loads in flight in registers).
 //
-// Per-step inputs through a ring: in passes 1 and 3 each step's delta, u and
-// dy (and F in the reverse sweep) are fetched by cp.async into a per-thread
-// ring of RING steps in shared memory, RING-1 steps ahead. Why: under Nsight
-// Compute the chunk kernels run at 12 warps per SM, and a register load one
-// step ahead comes about one step's work (~900 issue cycles of a scheduler's
-// 3 warps) before its use: less than a DRAM round trip under load. cp.async
-// writes shared memory directly, so the deeper prefetch costs no registers;
-// each thread copies and reads only its own channels' entries, so no barrier
-// guards the ring (cp.async.wait_group is per thread).
-//
-// Chunks of 44 steps, sized for the official size's waves: 4 x 94 chunks x 4
-// blocks of channels = 1504 blocks for the 792 that fit at once (6 per SM),
-// 1.9 waves, where 64 steps make 1024 blocks, 1.29 waves (a second wave 29 %
-// full). The price: 1.45 times the carries (h, the adjoint aggregate, dA's
-// partials).
+//  1. checkpoints (one block per SM, as the forward): h from 0 over the whole
+//     sequence, stored after every 16th step (the state before each 16-step
+//     segment of pass 2). Over the second half of time it also sums what that
+//     half sends back into the first, a[t1]*g[t1] (t1 its first step), from the
+//     exponentials it computes anyway: W = a[t1]*...*a[s], G += W*C[s]*dy[s].
+//  2. gradients, the two halves of time at once (blockIdx.y; the first starts
+//     from pass 1's G), 2 blocks per SM: tiles last to first, a tile's 4
+//     segments last to first. A segment: 16 steps forward from its checkpoint,
+//     each step's a and a*h[t-1] kept in registers (64 per lane) and dy*h
+//     formed; then 16 steps backward, g = dy*C + (a*g carried), q =
+//     g*(a*h[t-1]), every gradient term. sum_n A*q and sum_n g*B over a
+//     channel's 8 lanes: a shuffle reduce-scatter per 8 steps, after which a
+//     lane owns one step's du and ddelta. dB and dC over the block's 16
+//     channels: through shared memory once per segment, between two barriers
+//     (then over the blocks of channels in pass 3).
+//  3. finish_bc: dB, dC over the blocks of channels; finish_params: dA and
+//     dskip over the (half, batch row) slices. Fixed orders, no atomics:
+//     deterministic.
 //
 // Every size takes the same code: states in groups of 16 (padded states have
-// A = B = C = 0 and stay 0; a thread walks the groups in turn), ragged
-// channels and steps copy zeros (cp.async's zero fill: a = 1, no input) and
-// are not stored.
-//
-// Compile-time switches: TC [44], steps per chunk (a multiple of 4); RING [4],
-// steps in the ring (a power of two).
+// A = B = C = 0 and stay 0; groups after the first add into du and ddelta),
+// ragged channels and steps load zeros (a = 1, no input) and are not stored;
+// batch rows run in groups that keep the scratch under kScratchCap.
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-constexpr int kS = 16;                     // states in a group, held in registers
-constexpr int kK = 2;                      // channels per thread: tid and tid + kThreads
-constexpr int kThreads = 64;
-constexpr int kChannels = kK * kThreads;   // per block
-// 6 blocks of 2 warps per SM caps the chunk kernels at 170 registers (their 96
-// per-chain registers, 3 x 2 channels x 16 states, and the step's operands): 12
-// warps per SM, each thread 32 independent recurrences.
-constexpr int kBlocksPerSM = 6;
-constexpr int kRound = 4;                  // steps per shared-memory reduction of dB, dC
-// A thread's 16 partials for one step: rows of 20 floats put 8 consecutive
-// threads' 16-byte stores in 8 distinct bank quads; steps 16 banks apart let the
-// two steps a warp reduces at once use all 32 banks.
-constexpr int kPitch = kS + 4;
-constexpr int kStepStride = kThreads * kPitch + 16;
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kLanes = 8;                             // lanes per channel
+constexpr int kChannels = kWarps * (32 / kLanes);     // per block: 16
+constexpr int kNS = 16;                               // states per group
+constexpr int kS = kNS / kLanes;                      // states per lane: 2
+constexpr int kSeg = 16;                              // steps per segment (checkpoint interval)
+constexpr int kT = 64;                                // steps per tile
+constexpr int kP = kT + 4;                            // row pitch of a tile buffer
+constexpr int kItems = kChannels * kT / kThreads;     // staged (channel, step) items per thread: 8
+constexpr int kItemStride = kThreads / kChannels;     // steps between a thread's items: 8
+constexpr size_t kScratchCap = size_t(256) << 20;     // bytes
+static_assert(kChannels == kNS, "a staging thread keeps one channel row and one state row");
+static_assert(kT % kSeg == 0 && kSeg % 4 == 0, "whole segments per tile, float4 steps");
 
-#ifndef TC
-#define TC 44
-#endif
-#ifndef RING
-#define RING 4
-#endif
-static_assert((RING & (RING - 1)) == 0 && RING >= 2, "the ring's slot is the step's low bits");
-static_assert(TC % kRound == 0, "chunks are whole reduction rounds");
-static_assert(kThreads == kRound * kS, "one reducing thread per (step, state) of a round");
+// Tile rows: delta, x = delta*u, dy, u per channel; B, C per state.
+constexpr int kRowD = 0, kRowX = kChannels, kRowY = 2 * kChannels, kRowU = 3 * kChannels;
+constexpr int kRowB = 4 * kChannels, kRowC = kRowB + kNS;
+constexpr int kRowFB = 3 * kChannels, kRowFC = kRowFB + kNS;  // pass 1's B, C rows (no u row)
+constexpr int kTileF = (3 * kChannels + 2 * kNS) * kP;  // pass 1: delta, x, dy, B, C
+constexpr int kTileR = (4 * kChannels + 2 * kNS) * kP;  // pass 2
 
-// 2^x on MUFU as one instruction (exp2f and __expf add a range fix-up without .ftz).
+// Exchange buffers of pass 2, one of each, written and read once per segment:
+//  EC, EB: dy*h and g*x per (step, channel, lane) as float2 (the lane's 2 states);
+//          a step's rows are padded by 8 float2 so the 4 steps a warp sums sit on
+//          two bank halves.
+constexpr int kEcStep = kChannels * kLanes + 8;       // float2 per step
+constexpr int kEc = kSeg * kEcStep;                   // float2 per buffer
+constexpr int kSmemR = kTileR * 2 + 2 * kEc * 2 + kThreads;  // floats: 86.6 KB, 2 blocks per SM
+
 __device__ __forceinline__ float ex2(float x) {
     float r;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     return r;
 }
-
-struct Block {
-    int b, c, t0, steps, d[kK];
-    bool ok[kK];
-    size_t row0;  // b*seq_len + t0
-    __device__ Block(int L, int D) {
-        b = blockIdx.z;
-        c = blockIdx.y;
-        t0 = c * TC;
-        steps = min(TC, L - t0);
-        row0 = static_cast<size_t>(b) * L + t0;
-#pragma unroll
-        for (int k = 0; k < kK; ++k) {
-            d[k] = blockIdx.x * kChannels + k * kThreads + threadIdx.x;
-            ok[k] = d[k] < D;
-        }
-    }
-};
-
-// B and C of the chunk for states n0 .. n0+15, as rows [step][state] (zeros past the ends).
-__device__ void stage_bc(float* sB, float* sC, const float* Bm, const float* Cm, const Block& k, int N, int n0) {
-    for (int i = threadIdx.x; i < TC * kS; i += kThreads) {
-        const int j = i / kS, n = n0 + i % kS;
-        const bool v = j < k.steps && n < N;
-        const size_t e = (k.row0 + j) * N + n;
-        sB[i] = v ? __ldg(Bm + e) : 0.f;
-        sC[i] = v ? __ldg(Cm + e) : 0.f;
-    }
+__device__ __forceinline__ float at(const float4& v, int j) {
+    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
+__device__ __forceinline__ float4 ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 
-__device__ __forceinline__ float at(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-
-// 4 bytes global -> shared, asynchronously; bytes = 0 zero-fills (src is not read).
-__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
-
-// The per-step inputs of the thread's channels: RING slots of up to 4 arrays x
-// kChannels floats in shared memory. A thread copies and reads only its own
-// entries (channel c's at c*kThreads + tid), so only its own cp.async groups
-// order them. One commit group per step; the step's slot is its low bits.
-struct Ring {
-    static constexpr int kArrays = 4;  // delta, u, dy, and F in the reverse sweep
-    static constexpr int kFloats = RING * kArrays * kChannels;
-    float* buf;
-    // Copies the NA arrays src[0..NA) of step j (zeros outside the chunk or for a
-    // channel past D) into step j's slot, and commits them as one group.
-    template <int NA>
-    __device__ __forceinline__ void issue(const float* const (&src)[NA], const Block& k, int j, int D) const {
-        float* slot = buf + (j & (RING - 1)) * (kArrays * kChannels) + threadIdx.x;
-#pragma unroll
-        for (int c = 0; c < kK; ++c) {
-            const bool v = k.ok[c] && j >= 0 && j < k.steps;
-            const size_t e = v ? (k.row0 + j) * D + k.d[c] : 0;
-#pragma unroll
-            for (int a = 0; a < NA; ++a) cp_async_4(slot + a * kChannels + c * kThreads, src[a] + e, v ? 4 : 0);
-        }
-        cp_async_commit();
-    }
-    // Array a of channel c at step j, once step j's group has landed.
-    __device__ __forceinline__ float at(int j, int a, int c) const {
-        return buf[(j & (RING - 1)) * (kArrays * kChannels) + a * kChannels + c * kThreads + threadIdx.x];
-    }
-};
-
-// Pass 1. h from 0 over the chunk; W = a[t0]*...*a[s] and gam = sum_s W*C[s]*dy[s].
-__global__ void __launch_bounds__(kThreads, kBlocksPerSM)
-chunk_aggregates(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
-                 const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ dy,
-                 float* __restrict__ h_end, float* __restrict__ gam_start, float* __restrict__ dsum, int L, int D,
-                 int N, int nc) {
-    __shared__ __align__(16) float sB[TC * kS];
-    __shared__ __align__(16) float sC[TC * kS];
-    __shared__ float ring_buf[Ring::kFloats];
-    const Block k(L, D);
-    const Ring ring{ring_buf};
-    const float* const src[3] = {delta, u, dy};
-    const int last = (k.steps + kRound - 1) / kRound * kRound;
-    for (int n0 = 0; n0 < N; n0 += kS) {
-        __syncthreads();  // the previous group's readers are done with sB, sC
-        stage_bc(sB, sC, Bm, Cm, k, N, n0);
-        __syncthreads();
-        float A2[kK][kS], h[kK][kS], W[kK][kS], gam[kK][kS];
-#pragma unroll
-        for (int c = 0; c < kK; ++c)
-#pragma unroll
-            for (int n = 0; n < kS; ++n) {
-                A2[c][n] = (k.ok[c] && n0 + n < N) ? A[static_cast<size_t>(k.d[c]) * N + n0 + n] * kLog2e : 0.f;
-                h[c][n] = 0.f;
-                W[c][n] = 1.f;
-                gam[c][n] = 0.f;
-            }
-        float ds[kK] = {0.f, 0.f};
-#pragma unroll
-        for (int j = 0; j < RING - 1; ++j) ring.issue(src, k, j, D);
-        for (int j = 0; j < last; ++j) {
-            ring.issue(src, k, j + RING - 1, D);  // into the slot step j-1 used
-            cp_async_wait<RING - 1>();             // step j's group has landed
-            const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
-            const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
-#pragma unroll
-            for (int c = 0; c < kK; ++c) {
-                const float dt = ring.at(j, 0, c), dyt = ring.at(j, 2, c), du = dt * ring.at(j, 1, c);
-                ds[c] += dt;
-#pragma unroll
-                for (int q = 0; q < kS / 4; ++q) {
-                    const float4 bq = b4[q], cq = c4[q];
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) {
-                        const int n = 4 * q + i;
-                        const float a = ex2(dt * A2[c][n]);
-                        h[c][n] = fmaf(a, h[c][n], du * at(bq, i));
-                        W[c][n] *= a;
-                        gam[c][n] = fmaf(W[c][n], dyt * at(cq, i), gam[c][n]);
-                    }
-                }
-            }
-        }
-        cp_async_wait<0>();  // the copies past the chunk land before the next group reuses the slots
-#pragma unroll
-        for (int c = 0; c < kK; ++c) {
-            if (!k.ok[c]) continue;
-            const size_t base = ((static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]) * N + n0;
-#pragma unroll
-            for (int n = 0; n < kS; ++n)
-                if (n0 + n < N) {
-                    h_end[base + n] = h[c][n];
-                    gam_start[base + n] = gam[c][n];
-                }
-            if (n0 == 0) dsum[(static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]] = ds[c];
-        }
-    }
-}
-
-// Pass 2, one thread per (b, d, n) and direction, in place: blockIdx.y = 0
-// walks h forward (h before each chunk), 1 walks the adjoint backward (a*g
-// after each chunk). The two chains share only A and dsum, so they take
-// separate threads: twice the warps that one thread doing both would give, each
-// with half the dependent chain. The chain is latency-bound (one multiply-add
-// per chunk, a DRAM load per chunk), so loads run a batch ahead: a thread
-// fetches the next kCarryBatch chunks before it folds in the current ones, so
-// 16 to 32 loads stay in flight, where one batch at a time leaves none in flight
-// during its updates. (Not a ring refilled slot by slot: each refill load must
-// follow the step's store, which may alias it, and ptxas then schedules the
-// whole chain first and the refills after it, one batch at a time again.)
-constexpr int kCarryThreads = 128;
-constexpr int kCarryBatch = 16;  // 2 x 2 x 16 registers, within the 128 that 4 blocks per SM allow
-
-struct CarryWalk {
-    float* st;        // the chunk whose carry is stored next
-    const float* ld;  // the next chunk to fetch: its own part (h from 0 at its end, or its adjoint aggregate)
-    const float* ds;  // that chunk's sum of delta
-    int es, dstep;    // one chunk along the walk in each (+-D*N, +-D)
-    // The pointers step one chunk at a time, past the walk's end too, but are
-    // dereferenced only inside it.
-};
-
-// Fetches the walk's next kCarryBatch chunks, those of them still in the walk (left).
-__device__ __forceinline__ void carry_fetch(float (&e)[kCarryBatch], float (&s)[kCarryBatch], CarryWalk& w,
-                                            int left) {
-#pragma unroll
-    for (int j = 0; j < kCarryBatch; ++j) {
-        if (j < left) {
-            e[j] = *w.ld;
-            s[j] = *w.ds;
-        }
-        w.ld += w.es;
-        w.ds += w.dstep;
-    }
-}
-
-// Stores the carry into each of the next kCarryBatch chunks (those still in the
-// walk), then folds the chunk in: v = decay*v + e. Past the walk's end v is
-// never stored again, so only the store is guarded.
-__device__ __forceinline__ float carry_apply(const float (&e)[kCarryBatch], const float (&s)[kCarryBatch],
-                                             CarryWalk& w, int left, float a2, float v) {
-#pragma unroll
-    for (int j = 0; j < kCarryBatch; ++j) {
-        if (j < left) *w.st = v;
-        v = fmaf(ex2(a2 * s[j]), v, e[j]);
-        w.st += w.es;
-    }
+// The next tile's staging loads; where !ok they read a zero of the scratch, so
+// that no select waits on the load. volatile: the compiler otherwise sinks them
+// to their first use, the store after the tile's scan, and every tile waits out
+// a full DRAM round trip (Nsight Compute: 20 % of the stall samples on one FMUL
+// of the store). STREAM: read once (evict first); else cached (B and C are read
+// by every block of channels).
+template <bool STREAM>
+__device__ __forceinline__ float load_early(const float* p, const float* zero, bool ok) {
+    float v;
+    if constexpr (STREAM)
+        asm volatile("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(ok ? p : zero));
+    else
+        asm volatile("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(ok ? p : zero));
     return v;
 }
 
-__global__ void __launch_bounds__(kCarryThreads, 4)
-carries(const float* __restrict__ A, float* __restrict__ h_in, float* __restrict__ gam_in,
-        const float* __restrict__ dsum, int batch, int D, int N, int nc) {
+// Sum over the 8 lanes of a channel of p[0..7] (one value per step), scattered:
+// the lane with state lane ln gets step ln's. Lane bits 4, 3, 1 are ln's bits 2, 1, 0.
+__device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) {
+    constexpr unsigned kFull = 0xffffffffu;
+    const bool b4 = lane & 16, b3 = lane & 8, b1 = lane & 2;
+    float q[4], r[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) q[i] = (b4 ? p[i + 4] : p[i]) + __shfl_xor_sync(kFull, b4 ? p[i] : p[i + 4], 16);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) r[i] = (b3 ? q[i + 2] : q[i]) + __shfl_xor_sync(kFull, b3 ? q[i] : q[i + 2], 8);
+    return (b1 ? r[1] : r[0]) + __shfl_xor_sync(kFull, b1 ? r[0] : r[1], 2);
+}
+
+// The lane layout of the forward reference: lanes sharing a channel or a state
+// row read the same 16 bytes of a tile row.
+struct Lane {
+    int ch, ln;  // channel within the block, state lane
+    __device__ explicit Lane(int tid) {
+        const int lane = tid & 31, warp = tid >> 5;
+        ch = warp * (32 / kLanes) + ((lane & 1) | ((lane >> 1) & 2));
+        ln = ((lane >> 1) & 1) | ((lane >> 2) & 6);
+    }
+};
+
+// Where a block is: batch row (absolute and within the row group) and channels.
+struct Place {
+    int bl, d0;
+    size_t row0;  // (b, t = 0) row of u, delta, dy, B, C
+    __device__ Place(int tiles_d, int row_begin, int L) {
+        bl = blockIdx.x / tiles_d;
+        d0 = (blockIdx.x % tiles_d) * kChannels;
+        row0 = static_cast<size_t>(row_begin + bl) * L;
+    }
+};
+
+// Pass 1: h from 0, stored after steps 16k + 15 into ckpt[bl][k][d][16]. Over
+// the second piece of time (tiles from `split`), also what that piece sends
+// into the first: G = sum_s (a[t1]*...*a[s]) * C[s]*dy[s], t1 the piece's first
+// step, which is a[t1]*g[t1], the carry pass 2's first piece starts from
+// (gcarry[bl][d][16]).
+__global__ void __launch_bounds__(kThreads, 1)
+checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
+            const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ dy,
+            const float* __restrict__ zero, float* __restrict__ ckpt, float* __restrict__ gcarry, int L, int D,
+            int N, int n0, int tiles_d, int row_begin, int nseg, int split) {
+    extern __shared__ float4 smem4[];
+    float* smem = reinterpret_cast<float*>(smem4);
+    const int tid = threadIdx.x;
+    const Place pl(tiles_d, row_begin, L);
+    const int lc = tid % kChannels, lt = tid / kChannels;
+    const bool lc_ok = pl.d0 + lc < D, ls_ok = n0 + lc < N;
+    float rd[kItems], ru[kItems], rb[kItems], ry[kItems], rc[kItems];
+    auto load = [&](int t0, bool agg) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = t0 + lt + k * kItemStride;
+            const bool ok = t < L;
+            const size_t i = (pl.row0 + t) * D + pl.d0 + lc;
+            const size_t j = (pl.row0 + t) * N + n0 + lc;
+            rd[k] = load_early<true>(delta + i, zero, ok && lc_ok);
+            ru[k] = load_early<true>(u + i, zero, ok && lc_ok);
+            rb[k] = load_early<false>(Bm + j, zero, ok && ls_ok);
+            ry[k] = load_early<true>(dy + i, zero, agg && ok && lc_ok);
+            rc[k] = load_early<false>(Cm + j, zero, agg && ok && ls_ok);
+        }
+    };
+    auto store = [&](float* buf) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = lt + k * kItemStride;
+            buf[(kRowD + lc) * kP + t] = rd[k];
+            buf[(kRowX + lc) * kP + t] = rd[k] * ru[k];
+            buf[(kRowY + lc) * kP + t] = ry[k];
+            buf[(kRowFB + lc) * kP + t] = rb[k];
+            buf[(kRowFC + lc) * kP + t] = rc[k];
+        }
+    };
+
+    const Lane ln(tid);
+    const bool ch_ok = pl.d0 + ln.ch < D;
+    float a2[kS], h[kS], W[kS], G[kS];
+#pragma unroll
+    for (int s = 0; s < kS; ++s) {
+        const int n = n0 + ln.ln + kLanes * s;
+        a2[s] = ch_ok && n < N ? A[static_cast<size_t>(pl.d0 + ln.ch) * N + n] * kLog2e : 0.f;
+        h[s] = 0.f;
+        W[s] = 1.f;
+        G[s] = 0.f;
+    }
+    float* out = ckpt + (static_cast<size_t>(pl.bl) * nseg * D + pl.d0 + ln.ch) * kNS + ln.ln;
+    const size_t seg_stride = static_cast<size_t>(D) * kNS;
+
+    // 16 steps from tile offset o; AGG: also W and G
+    auto segment = [&](const float* buf, int o, auto agg) {
+        constexpr bool AGG = decltype(agg)::value;
+        const float* sd = buf + (kRowD + ln.ch) * kP + o;
+        const float* sx = buf + (kRowX + ln.ch) * kP + o;
+        const float* sy = buf + (kRowY + ln.ch) * kP + o;
+        const float* sb = buf + (kRowFB + ln.ln) * kP + o;
+        const float* sc = buf + (kRowFC + ln.ln) * kP + o;
+#pragma unroll
+        for (int q = 0; q < kSeg / 4; ++q) {
+            const float4 dv = ld4(sd + 4 * q), xv = ld4(sx + 4 * q);
+            float4 bv[kS], cv[kS], yv;
+#pragma unroll
+            for (int s = 0; s < kS; ++s) bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
+            if constexpr (AGG) {
+                yv = ld4(sy + 4 * q);
+#pragma unroll
+                for (int s = 0; s < kS; ++s) cv[s] = ld4(sc + s * kLanes * kP + 4 * q);
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int s = 0; s < kS; ++s) {
+                    const float a = ex2(at(dv, i) * a2[s]);
+                    h[s] = fmaf(at(xv, i), at(bv[s], i), a * h[s]);
+                    if constexpr (AGG) {
+                        W[s] *= a;
+                        G[s] = fmaf(W[s], at(yv, i) * at(cv[s], i), G[s]);
+                    }
+                }
+        }
+    };
+
+    const int tiles_t = (L + kT - 1) / kT;
+    load(0, split == 0);
+    store(smem);
+    __syncthreads();
+    for (int kt = 0; kt < tiles_t; ++kt) {
+        if (kt + 1 < tiles_t) load((kt + 1) * kT, kt + 1 >= split);
+        const float* buf = smem + (kt & 1) * kTileF;
+        const bool agg = kt >= split;
+#pragma unroll 1  // a loop, so that the scheduler keeps the loads above ahead of its exponentials
+        for (int j = 0; j < kT / kSeg; ++j) {
+            if (agg)
+                segment(buf, j * kSeg, std::true_type{});
+            else
+                segment(buf, j * kSeg, std::false_type{});
+            const int seg = kt * (kT / kSeg) + j;
+            if (ch_ok && seg < nseg)
+#pragma unroll
+                for (int s = 0; s < kS; ++s) out[seg * seg_stride + kLanes * s] = h[s];
+        }
+        if (kt + 1 < tiles_t) store(smem + ((kt + 1) & 1) * kTileF);
+        __syncthreads();
+    }
+    if (ch_ok)
+#pragma unroll
+        for (int s = 0; s < kS; ++s) gcarry[(static_cast<size_t>(pl.bl) * D + pl.d0 + ln.ch) * kNS + ln.ln + kLanes * s] = G[s];
+}
+
+// Pass 2: the gradients; see the header. blockIdx.y is the piece of time: tiles
+// [0, split) or [split, tiles). bc_part[bl][block of channels][t][ln][4] holds
+// (dC[ln], dC[ln + 8], dB[ln], dB[ln + 8]) of the group's states summed over the
+// block's channels; dA_part and dskip_part have one slice per (piece, batch row).
+__global__ void __launch_bounds__(kThreads, 2)
+gradients(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
+          const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
+          const float* __restrict__ dy, const float* __restrict__ zero, const float* __restrict__ ckpt,
+          const float* __restrict__ gcarry, float* __restrict__ du,
+          float* __restrict__ ddelta, float* __restrict__ dA_part, float* __restrict__ dskip_part,
+          float4* __restrict__ bc_part, int L, int D, int N, int n0, int tiles_d, int row_begin, int nseg,
+          int split, int batch) {
+    extern __shared__ float4 smem4[];
+    float* smem = reinterpret_cast<float*>(smem4);
+    float* tiles = smem;                                    // 2 x kTileR
+    float2* ec = reinterpret_cast<float2*>(tiles + 2 * kTileR);  // kEc
+    float2* eb = ec + kEc;                                  // kEc
+    float* red = reinterpret_cast<float*>(eb + kEc);        // kThreads: dskip's sum
+    const int tid = threadIdx.x;
+    const Place pl(tiles_d, row_begin, L);
+    const bool first_group = n0 == 0;
+    const int tiles_t = (L + kT - 1) / kT;
+    const int piece = blockIdx.y, kt_begin = piece ? split : 0, kt_end = piece ? tiles_t : split;
+    const size_t part = static_cast<size_t>(piece) * batch + row_begin + pl.bl;  // dA, dskip slice
+
+    // Staging role: channel (and state) lc, steps lt + 8k of a tile.
+    const int lc = tid % kChannels, lt = tid / kChannels;
+    const bool lc_ok = pl.d0 + lc < D, ls_ok = n0 + lc < N;
+    float rd[kItems], ru[kItems], ry[kItems], rb[kItems], rc[kItems];
+    float dsk = 0.f;  // sum of dy*u over this thread's items (channel lc)
+    auto load = [&](int t0) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = t0 + lt + k * kItemStride;
+            const bool ok = t < L;
+            const size_t i = (pl.row0 + t) * D + pl.d0 + lc;
+            const size_t j = (pl.row0 + t) * N + n0 + lc;
+            rd[k] = load_early<true>(delta + i, zero, ok && lc_ok);
+            ru[k] = load_early<true>(u + i, zero, ok && lc_ok);
+            ry[k] = load_early<true>(dy + i, zero, ok && lc_ok);
+            rb[k] = load_early<false>(Bm + j, zero, ok && ls_ok);
+            rc[k] = load_early<false>(Cm + j, zero, ok && ls_ok);
+        }
+    };
+    auto store = [&](float* buf) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = lt + k * kItemStride;
+            buf[(kRowD + lc) * kP + t] = rd[k];
+            buf[(kRowX + lc) * kP + t] = rd[k] * ru[k];
+            buf[(kRowY + lc) * kP + t] = ry[k];
+            buf[(kRowU + lc) * kP + t] = ru[k];
+            buf[(kRowB + lc) * kP + t] = rb[k];
+            buf[(kRowC + lc) * kP + t] = rc[k];
+            dsk = fmaf(ry[k], ru[k], dsk);
+        }
+    };
+
+    // Scanning role.
+    const Lane ln(tid);
+    const int lane = tid & 31, d = pl.d0 + ln.ch;
+    const bool ch_ok = d < D;
+    const float skip_d = ch_ok ? skip[d] : 0.f;
+    float a2[kS], Ar[kS], dA[kS], ga[kS], hs[kS];
+#pragma unroll
+    for (int s = 0; s < kS; ++s) {
+        const int n = n0 + ln.ln + kLanes * s;
+        Ar[s] = ch_ok && n < N ? A[static_cast<size_t>(d) * N + n] : 0.f;
+        a2[s] = Ar[s] * kLog2e;
+        dA[s] = 0.f;
+        // a[t+1]*g[t+1] after the piece: 0 past the end, else what pass 1 summed over the piece after
+        ga[s] = piece == 0 && split < tiles_t && ch_ok
+                    ? gcarry[(static_cast<size_t>(pl.bl) * D + d) * kNS + ln.ln + kLanes * s]
+                    : 0.f;
+    }
+    const size_t seg_stride = static_cast<size_t>(D) * kNS;
+    const float* ck = ckpt + (static_cast<size_t>(pl.bl) * nseg * D + (ch_ok ? d : 0)) * kNS + ln.ln;
+    // h before segment k: checkpoint k - 1, or 0 (also for segments wholly past the end)
+    auto h_before = [&](int k, float (&v)[kS]) {
+#pragma unroll
+        for (int s = 0; s < kS; ++s) {
+            const bool ok = k >= 1 && k < nseg;
+            v[s] = load_early<true>(ck + (k - 1) * seg_stride + kLanes * s, zero, ok);
+        }
+    };
+
+    // Reducing role, after each segment's barrier: thread tid sums dB, dC of step
+    // tid >> 3, state lane tid & 7; and the (step, channel) pairs tid, tid + 128.
+    float4* bc_out = bc_part + (static_cast<size_t>(pl.bl) * tiles_d + blockIdx.x % tiles_d) * L * kLanes;
+
+    const int seg_last = kt_end * (kT / kSeg) - 1;
+    float hn[kS];  // h before the segment after this one
+    h_before(seg_last, hs);
+    h_before(seg_last - 1, hn);
+    if (kt_begin < kt_end) {
+        load((kt_end - 1) * kT);
+        store(tiles + ((kt_end - 1) & 1) * kTileR);
+    }
+    __syncthreads();
+    for (int kt = kt_end - 1; kt >= kt_begin; --kt) {
+        if (kt > kt_begin) load((kt - 1) * kT);
+        const float* buf = tiles + (kt & 1) * kTileR;
+        for (int j = kT / kSeg - 1; j >= 0; --j) {
+            const int seg = kt * (kT / kSeg) + j, o = j * kSeg;
+            float hn2[kS];  // two segments on: a whole segment's time to arrive
+            h_before(seg - 2, hn2);
+            const float* sd = buf + (kRowD + ln.ch) * kP + o;
+            const float* sx = buf + (kRowX + ln.ch) * kP + o;
+            const float* sy = buf + (kRowY + ln.ch) * kP + o;
+            const float* sb = buf + (kRowB + ln.ln) * kP + o;
+            const float* sc = buf + (kRowC + ln.ln) * kP + o;
+            float2* ecw = ec + ln.ch * kLanes + ln.ln;
+            float2* ebw = eb + ln.ch * kLanes + ln.ln;
+
+            // forward: a and a*h[t-1] of each step kept; dy*h to the exchange
+            float av[kSeg][kS], pv[kSeg][kS], h[kS];
+            float4 dv[kSeg / 4], xv[kSeg / 4], yv[kSeg / 4];  // kept for the backward half
+#pragma unroll
+            for (int s = 0; s < kS; ++s) h[s] = hs[s];
+#pragma unroll
+            for (int q = 0; q < kSeg / 4; ++q) {
+                dv[q] = ld4(sd + 4 * q);
+                xv[q] = ld4(sx + 4 * q);
+                yv[q] = ld4(sy + 4 * q);
+                float4 bv[kS];
+#pragma unroll
+                for (int s = 0; s < kS; ++s) bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const int t = 4 * q + i;
+                    float c[kS];
+#pragma unroll
+                    for (int s = 0; s < kS; ++s) {
+                        av[t][s] = ex2(at(dv[q], i) * a2[s]);
+                        pv[t][s] = av[t][s] * h[s];
+                        h[s] = fmaf(at(xv[q], i), at(bv[s], i), pv[t][s]);
+                        c[s] = at(yv[q], i) * h[s];
+                    }
+                    ecw[t * kEcStep] = make_float2(c[0], c[1]);
+                }
+            }
+            // backward, in two groups of 8 steps; after each, the group's sums over
+            // the channel's 8 lanes by a shuffle reduce-scatter: lane ln gets step ln's
+#pragma unroll
+            for (int grp = kSeg / 8 - 1; grp >= 0; --grp) {
+                float pA[8], pG[8];  // this lane's sum_n A*q and sum_n g*B at the group's steps
+#pragma unroll
+                for (int q = 2 * grp + 1; q >= 2 * grp; --q) {
+                    float4 bv[kS], cv[kS];
+#pragma unroll
+                    for (int s = 0; s < kS; ++s) {
+                        bv[s] = ld4(sb + s * kLanes * kP + 4 * q);
+                        cv[s] = ld4(sc + s * kLanes * kP + 4 * q);
+                    }
+#pragma unroll
+                    for (int i = 3; i >= 0; --i) {
+                        const int t = 4 * q + i;
+                        float sA = 0.f, sG = 0.f, gx[kS];
+#pragma unroll
+                        for (int s = 0; s < kS; ++s) {
+                            const float g = fmaf(at(yv[q], i), at(cv[s], i), ga[s]);
+                            const float qv = g * pv[t][s];
+                            ga[s] = av[t][s] * g;
+                            dA[s] = fmaf(at(dv[q], i), qv, dA[s]);
+                            sA = fmaf(Ar[s], qv, sA);
+                            sG = fmaf(g, at(bv[s], i), sG);
+                            gx[s] = g * at(xv[q], i);
+                        }
+                        ebw[t * kEcStep] = make_float2(gx[0], gx[1]);
+                        pA[t - 8 * grp] = sA;
+                        pG[t - 8 * grp] = sG;
+                    }
+                }
+                const float sA = reduce_scatter8(pA, lane), sG = reduce_scatter8(pG, lane);
+                const int ts = o + 8 * grp + ln.ln;  // this lane's step in the tile
+                if (ch_ok && kt * kT + ts < L) {
+                    const float dt = buf[(kRowD + ln.ch) * kP + ts], uv = buf[(kRowU + ln.ch) * kP + ts];
+                    const size_t at_ = (pl.row0 + kt * kT + ts) * D + d;
+                    float vdu = dt * sG, vdd = fmaf(uv, sG, sA);
+                    if (first_group) {
+                        vdu = fmaf(skip_d, buf[(kRowY + ln.ch) * kP + ts], vdu);
+                    } else {
+                        vdu += du[at_];
+                        vdd += ddelta[at_];
+                    }
+                    du[at_] = vdu;
+                    ddelta[at_] = vdd;
+                }
+            }
+#pragma unroll
+            for (int s = 0; s < kS; ++s) {
+                hs[s] = hn[s];
+                hn[s] = hn2[s];
+            }
+            // the tile before goes into the other buffer, which the last reads of
+            // tile kt + 1 left before this tile's first barrier
+            if (j == 0 && kt > kt_begin) store(tiles + ((kt - 1) & 1) * kTileR);
+            __syncthreads();
+
+            // dB, dC of (step tid >> 3, state lane tid & 7) over the block's channels
+            {
+                const int i = tid >> 3, l8 = tid & 7, t = kt * kT + o + i;
+                const float2* rc = ec + i * kEcStep + l8;
+                const float2* rb = eb + i * kEcStep + l8;
+                float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                for (int c = 0; c < kChannels; ++c) {
+                    const float2 vc = rc[c * kLanes], vb = rb[c * kLanes];
+                    acc.x += vc.x;
+                    acc.y += vc.y;
+                    acc.z += vb.x;
+                    acc.w += vb.y;
+                }
+                if (t < L) __stcg(bc_out + static_cast<size_t>(t) * kLanes + l8, acc);
+            }
+            __syncthreads();  // the next segment rewrites the exchange
+        }
+    }
+
+    // dA over this block's steps, per (piece, b, d, n); dskip over its steps, per (piece, b, d)
+#pragma unroll
+    for (int s = 0; s < kS; ++s) {
+        const int n = n0 + ln.ln + kLanes * s;
+        if (ch_ok && n < N) dA_part[(part * D + d) * N + n] = dA[s];
+    }
+    if (first_group) {
+        red[tid] = dsk;
+        __syncthreads();
+        if (tid < kChannels && lc_ok) {
+            float sum = 0.f;
+#pragma unroll
+            for (int k = 0; k < kThreads / kChannels; ++k) sum += red[tid + k * kChannels];
+            dskip_part[part * D + pl.d0 + tid] = sum;
+        }
+    }
+}
+
+// Pass 3a: dB, dC of the group's states over the blocks of channels; one thread
+// per (row, step, state lane), the blocks in order.
+__global__ void finish_bc(const float4* __restrict__ bc_part, float* __restrict__ dB, float* __restrict__ dC,
+                          int rows, int row_begin, int L, int N, int n0, int tiles_d) {
     const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= static_cast<size_t>(batch) * D * N) return;
-    const int n = static_cast<int>(i % N), d = static_cast<int>(i / N % D), b = static_cast<int>(i / (N * D));
-    const bool rev = blockIdx.y != 0;
-    const float a2 = A[static_cast<size_t>(d) * N + n] * kLog2e;
-    const size_t c0 = rev ? nc - 1 : 0;  // the walk's first chunk
-    CarryWalk w;
-    w.st = (rev ? gam_in : h_in) + (static_cast<size_t>(b) * nc + c0) * D * N + d * N + n;
-    w.ld = w.st;
-    w.ds = dsum + (static_cast<size_t>(b) * nc + c0) * D + d;
-    w.es = rev ? -D * N : D * N;
-    w.dstep = rev ? -D : D;
-    float e0[kCarryBatch] = {}, s0[kCarryBatch] = {}, e1[kCarryBatch] = {}, s1[kCarryBatch] = {};
-    float v = 0.f;
-    carry_fetch(e0, s0, w, nc);
-    for (int k = 0; k < nc; k += 2 * kCarryBatch) {
-        carry_fetch(e1, s1, w, nc - k - kCarryBatch);
-        v = carry_apply(e0, s0, w, nc - k, a2, v);
-        carry_fetch(e0, s0, w, nc - k - 2 * kCarryBatch);
-        v = carry_apply(e1, s1, w, nc - k - kCarryBatch, a2, v);
+    const size_t per_row = static_cast<size_t>(L) * kLanes;
+    if (i >= rows * per_row) return;
+    const size_t bl = i / per_row, r = i % per_row;
+    const int t = static_cast<int>(r / kLanes), l8 = static_cast<int>(r % kLanes);
+    const float4* src = bc_part + bl * tiles_d * per_row + r;
+    constexpr int kBatch = 8;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int p0 = 0; p0 < tiles_d; p0 += kBatch) {
+        float4 v[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) v[k] = p0 + k < tiles_d ? __ldcs(src + (p0 + k) * per_row) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+            acc.x += v[k].x;
+            acc.y += v[k].y;
+            acc.z += v[k].z;
+            acc.w += v[k].w;
+        }
+    }
+    const size_t o = (static_cast<size_t>(row_begin + bl) * L + t) * N + n0 + l8;
+    if (n0 + l8 < N) {
+        dC[o] = acc.x;
+        dB[o] = acc.z;
+    }
+    if (n0 + l8 + kLanes < N) {
+        dC[o + kLanes] = acc.y;
+        dB[o + kLanes] = acc.w;
     }
 }
 
-// Sum over the block's threads of each thread's 16 partials for the round's 4
-// steps; the thread (j, n) writes step j, state n0 + n to out (rows of N).
-__device__ __forceinline__ void reduce_round(const float* red, float* out, const Block& k, int j0, int N, int n0) {
-    __syncthreads();
-    const int j = threadIdx.x / kS, n = threadIdx.x % kS;
-    const float* p = red + j * kStepStride + n;
-    float s = 0.f;
-#pragma unroll 16
-    for (int r = 0; r < kThreads; ++r) s += p[r * kPitch];
-    if (j0 + j < k.steps && n0 + n < N) out[(k.row0 + j0 + j) * N + n0 + n] = s;
-    __syncthreads();
-}
-
-__device__ __forceinline__ void put_partials(float* red, int jj, const float (&v)[kS]) {
-    float4* row = reinterpret_cast<float4*>(red + jj * kStepStride + threadIdx.x * kPitch);
-#pragma unroll
-    for (int q = 0; q < kS / 4; ++q) row[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
-}
-
-// Pass 3. dB_out and dC_out are this block of channels' partial sums (rows of N).
-__global__ void __launch_bounds__(kThreads, kBlocksPerSM)
-chunk_gradients(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
-                const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
-                const float* __restrict__ dy, const float* __restrict__ h_in, const float* __restrict__ gam_in,
-                float* __restrict__ fscr, float* __restrict__ du, float* __restrict__ ddelta,
-                float* __restrict__ dA_part, float* __restrict__ dskip_part, float* __restrict__ dB_part,
-                float* __restrict__ dC_part, int L, int D, int N, int nc) {
-    __shared__ __align__(16) float sB[TC * kS];
-    __shared__ __align__(16) float sC[TC * kS];
-    __shared__ __align__(16) float red[kRound * kStepStride];
-    __shared__ float ring_buf[Ring::kFloats];
-    const Block k(L, D);
-    const Ring ring{ring_buf};
-    const float* const fwd_src[3] = {delta, u, dy};
-    const float* const rev_src[4] = {delta, u, dy, fscr};
-    const int last = (k.steps + kRound - 1) / kRound * kRound;  // steps rounded up to whole rounds
-    const size_t part_rows = static_cast<size_t>(gridDim.z) * L;  // one block of channels' dB or dC partials
-    float* dB_out = dB_part + blockIdx.x * part_rows * N;
-    float* dC_out = dC_part + blockIdx.x * part_rows * N;
-    float sk[kK], dsk[kK] = {0.f, 0.f};
-#pragma unroll
-    for (int c = 0; c < kK; ++c) sk[c] = k.ok[c] ? skip[k.d[c]] : 0.f;
-
-    for (int n0 = 0; n0 < N; n0 += kS) {
-        __syncthreads();
-        stage_bc(sB, sC, Bm, Cm, k, N, n0);
-        __syncthreads();
-        float A2[kK][kS], h[kK][kS], dA[kK][kS];
-        size_t carry[kK];
-#pragma unroll
-        for (int c = 0; c < kK; ++c) {
-            carry[c] = ((static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]) * N + n0;
-#pragma unroll
-            for (int n = 0; n < kS; ++n) {
-                const bool v = k.ok[c] && n0 + n < N;
-                A2[c][n] = v ? A[static_cast<size_t>(k.d[c]) * N + n0 + n] * kLog2e : 0.f;
-                h[c][n] = v ? h_in[carry[c] + n] : 0.f;
-                dA[c][n] = 0.f;
-            }
-        }
-
-        // Forward sweep: h, dC, F, and the h half of dA.
-        float Dl[kK] = {0.f, 0.f};
-#pragma unroll
-        for (int j = 0; j < RING - 1; ++j) ring.issue(fwd_src, k, j, D);
-        for (int j0 = 0; j0 < last; j0 += kRound) {
-#pragma unroll 1
-            for (int jj = 0; jj < kRound; ++jj) {
-                const int j = j0 + jj;
-                ring.issue(fwd_src, k, j + RING - 1, D);
-                cp_async_wait<RING - 1>();
-                const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
-                const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
-                float v[kS];  // dC partials: sum over the thread's channels of dy*h
-#pragma unroll
-                for (int c = 0; c < kK; ++c) {
-                    const float dt = ring.at(j, 0, c), ut = ring.at(j, 1, c), dyt = ring.at(j, 2, c), du_ = dt * ut;
-                    Dl[c] += dt;
-                    const float ddy = Dl[c] * dyt;
-                    float accF = 0.f;
-#pragma unroll
-                    for (int q = 0; q < kS / 4; ++q) {
-                        const float4 bq = b4[q], cq = c4[q];
-#pragma unroll
-                        for (int i = 0; i < 4; ++i) {
-                            const int n = 4 * q + i;
-                            h[c][n] = fmaf(ex2(dt * A2[c][n]), h[c][n], du_ * at(bq, i));
-                            const float ch = at(cq, i) * h[c][n];
-                            accF = fmaf(A2[c][n], ch, accF);
-                            dA[c][n] = fmaf(ddy, ch, dA[c][n]);
-                            v[n] = c == 0 ? dyt * h[c][n] : fmaf(dyt, h[c][n], v[n]);
-                        }
-                    }
-                    if (k.ok[c] && j < k.steps) fscr[(k.row0 + j) * D + k.d[c]] = kLn2 * dyt * accF;
-                    if (n0 == 0) dsk[c] = fmaf(dyt, ut, dsk[c]);
-                }
-                put_partials(red, jj, v);
-            }
-            reduce_round(red, dC_out, k, j0, N, n0);
-        }
-        cp_async_wait<0>();     // the copies past the chunk land before the reverse sweep reuses the slots
-        __threadfence_block();  // this thread's F stores precede its copies of them below
-
-        // The chunk's end: q[t1] = (a*g after the chunk) * h[t1-1].
-        float S[kK];  // sum_n A*q[t1], then + F - R step by step
-#pragma unroll
-        for (int c = 0; c < kK; ++c) {
-            float s = 0.f;
-#pragma unroll
-            for (int n = 0; n < kS; ++n) {
-                const float gin = (k.ok[c] && n0 + n < N) ? gam_in[carry[c] + n] : 0.f;
-                const float q = gin * h[c][n];
-                s = fmaf(A2[c][n], q, s);
-                dA[c][n] = fmaf(q, Dl[c], dA[c][n]);
-                h[c][n] = gin;  // from here on h holds g; at the last step g = C*dy + gin
-            }
-            S[c] = kLn2 * s;
-        }
-
-        // Reverse sweep: g, du, ddelta, dB, and the g half of dA.
-        float dnext[kK] = {0.f, 0.f};  // delta of the step after: a[t+1] = 1 past the chunk (gin holds it)
-#pragma unroll
-        for (int i = 0; i < RING - 1; ++i) ring.issue(rev_src, k, last - 1 - i, D);
-        for (int j0 = last - kRound; j0 >= 0; j0 -= kRound) {
-#pragma unroll 1
-            for (int jj = kRound - 1; jj >= 0; --jj) {
-                const int j = j0 + jj;
-                ring.issue(rev_src, k, j - (RING - 1), D);
-                cp_async_wait<RING - 1>();
-                const float4* b4 = reinterpret_cast<const float4*>(sB + j * kS);
-                const float4* c4 = reinterpret_cast<const float4*>(sC + j * kS);
-                float w[kS];  // dB partials: sum over the thread's channels of g*delta*u
-#pragma unroll
-                for (int c = 0; c < kK; ++c) {
-                    const float dt = ring.at(j, 0, c), ut = ring.at(j, 1, c), dyt = ring.at(j, 2, c);
-                    const float F = ring.at(j, 3, c), du_ = dt * ut;
-                    const float mdu = -Dl[c] * du_;
-                    const bool store = k.ok[c] && j < k.steps;
-                    const size_t e = (k.row0 + j) * D + k.d[c];
-                    float sgB = 0.f, accR = 0.f;
-#pragma unroll
-                    for (int q = 0; q < kS / 4; ++q) {
-                        const float4 bq = b4[q], cq = c4[q];
-#pragma unroll
-                        for (int i = 0; i < 4; ++i) {
-                            const int n = 4 * q + i;
-                            const float g = fmaf(ex2(dnext[c] * A2[c][n]), h[c][n], dyt * at(cq, i));
-                            h[c][n] = g;
-                            const float gB = g * at(bq, i);
-                            sgB += gB;
-                            accR = fmaf(A2[c][n], gB, accR);
-                            dA[c][n] = fmaf(mdu, gB, dA[c][n]);
-                            w[n] = c == 0 ? du_ * g : fmaf(du_, g, w[n]);
-                        }
-                    }
-                    S[c] += F - kLn2 * du_ * accR;
-                    if (store) {
-                        float dd = S[c] + ut * sgB, dx = dt * sgB;
-                        if (n0 == 0) {
-                            dx = fmaf(sk[c], dyt, dx);
-                        } else {  // later state groups add to the earlier groups' sums
-                            dd += ddelta[e];
-                            dx += du[e];
-                        }
-                        ddelta[e] = dd;
-                        du[e] = dx;
-                    }
-                    Dl[c] -= dt;
-                    dnext[c] = dt;
-                }
-                put_partials(red, jj, w);
-            }
-            reduce_round(red, dB_out, k, j0, N, n0);
-        }
-        cp_async_wait<0>();
-
-#pragma unroll
-        for (int c = 0; c < kK; ++c)
-            if (k.ok[c]) {
-#pragma unroll
-                for (int n = 0; n < kS; ++n)
-                    if (n0 + n < N) dA_part[carry[c] + n] = dA[c][n];
-            }
-    }
-#pragma unroll
-    for (int c = 0; c < kK; ++c)
-        if (k.ok[c]) dskip_part[(static_cast<size_t>(k.b) * nc + k.c) * D + k.d[c]] = dsk[c];
-}
-
-// Pass 4, one launch for both sums (a block does one job; blocks [0, param_blocks)
-// do dA and dskip). Both are small reductions (12 MB and 8 MB of partials at the
-// official size) that wait on DRAM latency unless many loads are in flight, so
-// each thread issues all of a round's loads before its first add.
-constexpr int kFinishThreads = 256;
-constexpr int kSlices = kFinishThreads / 32;
-constexpr int kParamLoads = 24;  // a thread's parts per round: 2 rounds for 47 parts (4 x 94 / 8)
-constexpr int kBcElems = 4;      // dB and dC elements per thread, kFinishThreads apart
-constexpr int kBcParts = 4;      // blocks of channels per round: one round at the official size
-constexpr int kBcTile = kFinishThreads * kBcElems;
-
-// dA and dskip summed over the parts (batch, chunk). A block of 32 x kSlices
-// threads takes 32 consecutive outputs (dA's D*N, then dskip's D); row y sums
-// parts y, y + kSlices, ... in that order, so every warp reads 32 consecutive
-// floats of a part, and row 0 adds the kSlices rows in order.
-__device__ __forceinline__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
-                                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D,
-                                              int N, unsigned blk) {
-    __shared__ float rows[kSlices][33];
-    const int x = threadIdx.x % 32, y = threadIdx.x / 32;
+// Pass 3b: dA and dskip over the (piece, batch row) slices, in order.
+__global__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
+                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D, int N) {
+    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t a_elems = static_cast<size_t>(D) * N;
-    const size_t i = static_cast<size_t>(blk) * 32 + x;
-    const bool is_a = i < a_elems, ok = i < a_elems + D;
-    const size_t stride = is_a ? a_elems : static_cast<size_t>(D);
-    const float* src = is_a ? dA_part + i : dskip_part + (ok ? i - a_elems : 0);
-    float s = 0.f;
-    if (ok) {
-        const size_t step = kSlices * stride;  // from a thread's part to its next
-        for (int p0 = y; p0 < parts; p0 += kSlices * kParamLoads) {
-            const float* part = src + p0 * stride;
-            float v[kParamLoads];
-#pragma unroll
-            for (int j = 0; j < kParamLoads; ++j, part += step)
-                if (p0 + j * kSlices < parts) v[j] = *part;
-#pragma unroll
-            for (int j = 0; j < kParamLoads; ++j)
-                if (p0 + j * kSlices < parts) s += v[j];
-        }
+    if (i < a_elems) {
+        float s = 0.f;
+        for (int b = 0; b < parts; ++b) s += dA_part[b * a_elems + i];
+        dA[i] = s;
+    } else if (i < a_elems + D) {
+        const size_t k = i - a_elems;
+        float s = 0.f;
+        for (int b = 0; b < parts; ++b) s += dskip_part[b * static_cast<size_t>(D) + k];
+        dskip[k] = s;
     }
-    rows[y][x] = s;
-    __syncthreads();
-    if (y != 0 || !ok) return;
-    float t = 0.f;
-#pragma unroll
-    for (int r = 0; r < kSlices; ++r) t += rows[r][x];
-    if (is_a) dA[i] = t;
-    else dskip[i - a_elems] = t;
-}
-
-// dB and dC summed over the blocks of channels, each element's in block order;
-// a thread takes kBcElems elements kFinishThreads apart (coalesced per warp).
-__device__ __forceinline__ void finish_bc(const float* __restrict__ dB_part, const float* __restrict__ dC_part,
-                                          float* __restrict__ dB, float* __restrict__ dC, int channel_blocks,
-                                          size_t bc_elems, unsigned blk) {
-    const size_t i0 = static_cast<size_t>(blk) * kBcTile + threadIdx.x;
-    bool ok[kBcElems];
-    float sb[kBcElems], sc[kBcElems];
-#pragma unroll
-    for (int e = 0; e < kBcElems; ++e) {
-        ok[e] = i0 + e * kFinishThreads < bc_elems;
-        sb[e] = sc[e] = 0.f;
-    }
-    for (int p0 = 0; p0 < channel_blocks; p0 += kBcParts) {
-        float vb[kBcParts][kBcElems], vc[kBcParts][kBcElems];
-#pragma unroll
-        for (int q = 0; q < kBcParts; ++q) {
-            const size_t row = (p0 + q) * bc_elems + i0;
-#pragma unroll
-            for (int e = 0; e < kBcElems; ++e)
-                if (p0 + q < channel_blocks && ok[e]) {
-                    vb[q][e] = dB_part[row + e * kFinishThreads];
-                    vc[q][e] = dC_part[row + e * kFinishThreads];
-                }
-        }
-#pragma unroll
-        for (int q = 0; q < kBcParts; ++q)
-#pragma unroll
-            for (int e = 0; e < kBcElems; ++e)
-                if (p0 + q < channel_blocks && ok[e]) {
-                    sb[e] += vb[q][e];
-                    sc[e] += vc[q][e];
-                }
-    }
-#pragma unroll
-    for (int e = 0; e < kBcElems; ++e)
-        if (ok[e]) {
-            dB[i0 + e * kFinishThreads] = sb[e];
-            dC[i0 + e * kFinishThreads] = sc[e];
-        }
-}
-
-// One launch instead of two: the sums share the machine, and one launch gap
-// fewer. Which job a block does depends only on its index, so every sum keeps
-// its fixed order.
-__global__ void __launch_bounds__(kFinishThreads, 4)
-finish(const float* __restrict__ dA_part, const float* __restrict__ dskip_part, float* __restrict__ dA,
-       float* __restrict__ dskip, int parts, int D, int N, unsigned param_blocks, const float* __restrict__ dB_part,
-       const float* __restrict__ dC_part, float* __restrict__ dB, float* __restrict__ dC, int channel_blocks,
-       size_t bc_elems) {
-    if (blockIdx.x < param_blocks)
-        finish_params(dA_part, dskip_part, dA, dskip, parts, D, N, blockIdx.x);
-    else
-        finish_bc(dB_part, dC_part, dB, dC, channel_blocks, bc_elems, blockIdx.x - param_blocks);
 }
 
 float* g_scratch = nullptr;
 size_t g_scratch_floats = 0;
+
+constexpr size_t kZeros = 4;  // floats at the scratch's start, kept zero: what out-of-range loads read
+
+// Grown on demand, kept between calls; past its zeros, contents are never reused.
+float* scratch(size_t floats) {
+    floats += kZeros;
+    if (floats > g_scratch_floats) {
+        if (g_scratch) cudaFree(g_scratch);
+        if (cudaMalloc(&g_scratch, floats * sizeof(float)) != cudaSuccess) {
+            g_scratch = nullptr;
+            g_scratch_floats = 0;
+            return nullptr;
+        }
+        cudaMemset(g_scratch, 0, kZeros * sizeof(float));
+        g_scratch_floats = floats;
+    }
+    return g_scratch;
+}
 
 }  // namespace
 
@@ -622,47 +577,44 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
                       float* dC, float* dskip, int batch, int seq_len, int d_model, int d_state) {
     if (batch <= 0 || seq_len <= 0 || d_model <= 0 || d_state <= 0) return;
     const int L = seq_len, D = d_model, N = d_state;
-    const int nc = (L + TC - 1) / TC, channel_blocks = (D + kChannels - 1) / kChannels;
-    const size_t states = static_cast<size_t>(batch) * nc * D * N;  // one float per (b, chunk, d, n)
-    const size_t sums = static_cast<size_t>(batch) * nc * D;       // one per (b, chunk, d)
-    const size_t bc_elems = static_cast<size_t>(batch) * L * N;
-    const size_t bc_parts = channel_blocks > 1 ? channel_blocks * bc_elems : 0;
-    const size_t need = 3 * states + 2 * sums + static_cast<size_t>(batch) * L * D + 2 * bc_parts;
-    if (need > g_scratch_floats) {  // grown on demand, kept between calls; contents never reused
-        if (g_scratch) cudaFree(g_scratch);
-        if (cudaMalloc(&g_scratch, need * sizeof(float)) != cudaSuccess) {
-            g_scratch = nullptr;
-            g_scratch_floats = 0;
-            return;
-        }
-        g_scratch_floats = need;
-    }
-    float* h_carry = g_scratch;           // pass 1: h at the chunk end from 0; pass 2: h before the chunk
-    float* gam_carry = h_carry + states;  // pass 1: the chunk's adjoint aggregate; pass 2: a*g after the chunk
-    float* dA_part = gam_carry + states;
-    float* dsum = dA_part + states;
-    float* dskip_part = dsum + sums;
-    float* fscr = dskip_part + sums;
-    float* dB_part = channel_blocks > 1 ? fscr + static_cast<size_t>(batch) * L * D : dB;
-    float* dC_part = channel_blocks > 1 ? dB_part + bc_parts : dC;
+    const int tiles_d = (D + kChannels - 1) / kChannels, tiles_t = (L + kT - 1) / kT;
+    const int nseg = tiles_t * (kT / kSeg);
+    const int split = (tiles_t + 1) / 2;  // pass 2's pieces of time: tiles [0, split) and [split, tiles_t)
+    // per batch row: checkpoints (nseg x D x 16), the carry between the pieces
+    // (D x 16) and dB/dC partials (tiles_d x L x 32)
+    const size_t ckpt_row = static_cast<size_t>(nseg) * D * kNS, carry_row = static_cast<size_t>(D) * kNS;
+    const size_t per_row = ckpt_row + carry_row + static_cast<size_t>(tiles_d) * L * 2 * kNS;
+    const size_t params = 2 * static_cast<size_t>(batch) * D * (N + 1);  // dA, dskip per (piece, batch row)
+    int rows = static_cast<int>(kScratchCap / sizeof(float) / per_row);
+    rows = rows < 1 ? 1 : rows > batch ? batch : rows;
+    float* sc = scratch(rows * per_row + params);
+    if (!sc) return;  // out of memory: the outputs stay unwritten, the check says so
+    const float* zero = sc;
+    float* ckpt = sc + kZeros;
+    float* gcarry = ckpt + rows * ckpt_row;
+    float4* bc_part = reinterpret_cast<float4*>(gcarry + rows * carry_row);
+    float* dA_part = ckpt + rows * per_row;
+    float* dskip_part = dA_part + 2 * static_cast<size_t>(batch) * D * N;
 
-    static bool carveout_set = false;
-    if (!carveout_set) {
-        // The largest shared-memory carveout: 6 blocks of chunk_gradients (37 KB of
-        // shared memory each) per SM, as its register bound allows.
-        cudaFuncSetAttribute(chunk_gradients, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
-        carveout_set = true;
+    const size_t smem_f = sizeof(float) * 2 * kTileF, smem_r = sizeof(float) * kSmemR;
+    static bool attr_set = false;
+    if (!attr_set) {
+        cudaFuncSetAttribute(checkpoints, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_f));
+        cudaFuncSetAttribute(gradients, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_r));
+        attr_set = true;
     }
-    const dim3 grid(channel_blocks, nc, batch);
-    chunk_aggregates<<<grid, kThreads>>>(u, delta, A, B, C, dy, h_carry, gam_carry, dsum, L, D, N, nc);
-    const size_t chains = static_cast<size_t>(batch) * D * N;
-    const dim3 carry_grid(static_cast<unsigned>((chains + kCarryThreads - 1) / kCarryThreads), 2);  // y: direction
-    carries<<<carry_grid, kCarryThreads>>>(A, h_carry, gam_carry, dsum, batch, D, N, nc);
-    chunk_gradients<<<grid, kThreads>>>(u, delta, A, B, C, skip, dy, h_carry, gam_carry, fscr, du, ddelta,
-                                        dA_part, dskip_part, dB_part, dC_part, L, D, N, nc);
-    const size_t params = static_cast<size_t>(D) * N + D;
-    const unsigned param_blocks = static_cast<unsigned>((params + 31) / 32);
-    const unsigned bc_blocks = channel_blocks > 1 ? static_cast<unsigned>((bc_elems + kBcTile - 1) / kBcTile) : 0;
-    finish<<<param_blocks + bc_blocks, kFinishThreads>>>(dA_part, dskip_part, dA, dskip, batch * nc, D, N, param_blocks,
-                                                         dB_part, dC_part, dB, dC, channel_blocks, bc_elems);
+    for (int r0 = 0; r0 < batch; r0 += rows) {
+        const int nr = batch - r0 < rows ? batch - r0 : rows;
+        for (int n0 = 0; n0 < N; n0 += kNS) {
+            checkpoints<<<nr * tiles_d, kThreads, smem_f>>>(u, delta, A, B, C, dy, zero, ckpt, gcarry, L, D, N, n0,
+                                                            tiles_d, r0, nseg, split);
+            gradients<<<dim3(nr * tiles_d, 2), kThreads, smem_r>>>(u, delta, A, B, C, skip, dy, zero, ckpt, gcarry, du,
+                                                                  ddelta, dA_part, dskip_part, bc_part, L, D, N, n0,
+                                                                  tiles_d, r0, nseg, split, batch);
+            const size_t outs = static_cast<size_t>(nr) * L * kLanes;
+            finish_bc<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(bc_part, dB, dC, nr, r0, L, N, n0, tiles_d);
+        }
+    }
+    const size_t outs = static_cast<size_t>(D) * N + D;
+    finish_params<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(dA_part, dskip_part, dA, dskip, 2 * batch, D, N);
 }

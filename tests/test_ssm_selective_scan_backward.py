@@ -5,7 +5,8 @@ against an independent scalar loop, and against central finite differences of
 the FORWARD challenge's oracle (so the gradient is that of the forward as
 graded, not of a re-derivation). The float32 emulations stand in for GPU
 solutions: a sequential reverse sweep (the naive kernel's order) and the
-chunked algorithm of the fast reference (its own partial sums and order);
+chunked algorithm of solutions/ssm_selective_scan_backward/chunked_identity.cu
+(the reference until 2026-12-01: its own partial sums and order);
 they decide whether the per-output tolerances accept correct float32 work and
 reject a half-precision state.
 """
@@ -141,7 +142,7 @@ def chunked_f32(
     inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
     chunk: int = 64, d_block: int = 128,
 ) -> dict[str, np.ndarray]:
-    """reference/ssm_selective_scan_backward.cu's algorithm in float32 (its header
+    """solutions/ssm_selective_scan_backward/chunked_identity.cu's algorithm in float32 (its header
     derives it): per chunk, h from 0 and the adjoint's aggregate through the
     running decay product; carries with the chunk decay exp(A*sum(delta)); then
     a forward sweep for the h terms and a reverse sweep for the g terms, joined
