@@ -70,9 +70,7 @@ static_assert(kT % kSeg == 0 && kSeg % 4 == 0, "whole segments per tile, float4 
 // Tile rows: delta, x = delta*u, dy, u per channel; B, C per state.
 constexpr int kRowD = 0, kRowX = kChannels, kRowY = 2 * kChannels, kRowU = 3 * kChannels;
 constexpr int kRowB = 4 * kChannels, kRowC = kRowB + kNS;
-constexpr int kRowFB = 3 * kChannels, kRowFC = kRowFB + kNS;  // pass 1's B, C rows (no u row)
-constexpr int kTileF = (3 * kChannels + 2 * kNS) * kP;  // pass 1: delta, x, dy, B, C
-constexpr int kTileR = (4 * kChannels + 2 * kNS) * kP;  // pass 2
+constexpr int kTile = (4 * kChannels + 2 * kNS) * kP;  // floats of one tile buffer
 
 // Exchange buffers of pass 2, one of each, written and read once per segment:
 //  EC, EB: dy*h and g*x per (step, channel, lane) as float2 (the lane's 2 states);
@@ -80,7 +78,7 @@ constexpr int kTileR = (4 * kChannels + 2 * kNS) * kP;  // pass 2
 //          two bank halves.
 constexpr int kEcStep = kChannels * kLanes + 8;       // float2 per step
 constexpr int kEc = kSeg * kEcStep;                   // float2 per buffer
-constexpr int kSmemR = kTileR * 2 + 2 * kEc * 2 + kThreads;  // floats: 86.6 KB, 2 blocks per SM
+constexpr int kSmemR = kTile * 2 + 2 * kEc * 2 + kThreads;  // floats: 86.6 KB, 2 blocks per SM
 
 __device__ __forceinline__ float ex2(float x) {
     float r;
@@ -143,6 +141,57 @@ struct Place {
     }
 };
 
+// A thread's share of staging a tile: channel (and state) lc, steps lt + 8k.
+// load() fetches the tile into registers; store() writes its rows, the one
+// after the scan of the tile before.
+struct Stager {
+    const float *u, *delta, *dy, *Bm, *Cm, *zero;
+    size_t row0;
+    int L, D, N, d0, n0, lc, lt;
+    bool lc_ok, ls_ok;
+    float rd[kItems], ru[kItems], ry[kItems], rb[kItems], rc[kItems];
+    float dsk = 0.f;  // sum of dy*u over the items stored (channel lc)
+
+    // dy_c false: dy and C are not needed, zeros are read instead
+    __device__ void load(int t0, bool dy_c) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = t0 + lt + k * kItemStride;
+            const bool ok = t < L;
+            const size_t i = (row0 + t) * D + d0 + lc;
+            const size_t j = (row0 + t) * N + n0 + lc;
+            rd[k] = load_early<true>(delta + i, zero, ok && lc_ok);
+            ru[k] = load_early<true>(u + i, zero, ok && lc_ok);
+            ry[k] = load_early<true>(dy + i, zero, dy_c && ok && lc_ok);
+            rb[k] = load_early<false>(Bm + j, zero, ok && ls_ok);
+            rc[k] = load_early<false>(Cm + j, zero, dy_c && ok && ls_ok);
+        }
+    }
+    __device__ void store(float* buf) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int t = lt + k * kItemStride;
+            buf[(kRowD + lc) * kP + t] = rd[k];
+            buf[(kRowX + lc) * kP + t] = rd[k] * ru[k];
+            buf[(kRowY + lc) * kP + t] = ry[k];
+            buf[(kRowU + lc) * kP + t] = ru[k];
+            buf[(kRowB + lc) * kP + t] = rb[k];
+            buf[(kRowC + lc) * kP + t] = rc[k];
+            dsk = fmaf(ry[k], ru[k], dsk);
+        }
+    }
+};
+
+__device__ Stager make_stager(const float* u, const float* delta, const float* dy, const float* Bm,
+                              const float* Cm, const float* zero, const Place& pl, int L, int D, int N, int n0) {
+    Stager st{u, delta, dy, Bm, Cm, zero, pl.row0, L, D, N, pl.d0, n0};
+    st.lc = threadIdx.x % kChannels;
+    st.lt = threadIdx.x / kChannels;
+    st.lc_ok = pl.d0 + st.lc < D;
+    st.ls_ok = n0 + st.lc < N;
+    return st;
+}
+
 // Pass 1: h from 0, stored after steps 16k + 15 into ckpt[bl][k][d][16]. Over
 // the second piece of time (tiles from `split`), also what that piece sends
 // into the first: G = sum_s (a[t1]*...*a[s]) * C[s]*dy[s], t1 the piece's first
@@ -157,34 +206,7 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
     float* smem = reinterpret_cast<float*>(smem4);
     const int tid = threadIdx.x;
     const Place pl(tiles_d, row_begin, L);
-    const int lc = tid % kChannels, lt = tid / kChannels;
-    const bool lc_ok = pl.d0 + lc < D, ls_ok = n0 + lc < N;
-    float rd[kItems], ru[kItems], rb[kItems], ry[kItems], rc[kItems];
-    auto load = [&](int t0, bool agg) {
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-            const int t = t0 + lt + k * kItemStride;
-            const bool ok = t < L;
-            const size_t i = (pl.row0 + t) * D + pl.d0 + lc;
-            const size_t j = (pl.row0 + t) * N + n0 + lc;
-            rd[k] = load_early<true>(delta + i, zero, ok && lc_ok);
-            ru[k] = load_early<true>(u + i, zero, ok && lc_ok);
-            rb[k] = load_early<false>(Bm + j, zero, ok && ls_ok);
-            ry[k] = load_early<true>(dy + i, zero, agg && ok && lc_ok);
-            rc[k] = load_early<false>(Cm + j, zero, agg && ok && ls_ok);
-        }
-    };
-    auto store = [&](float* buf) {
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-            const int t = lt + k * kItemStride;
-            buf[(kRowD + lc) * kP + t] = rd[k];
-            buf[(kRowX + lc) * kP + t] = rd[k] * ru[k];
-            buf[(kRowY + lc) * kP + t] = ry[k];
-            buf[(kRowFB + lc) * kP + t] = rb[k];
-            buf[(kRowFC + lc) * kP + t] = rc[k];
-        }
-    };
+    Stager st = make_stager(u, delta, dy, Bm, Cm, zero, pl, L, D, N, n0);
 
     const Lane ln(tid);
     const bool ch_ok = pl.d0 + ln.ch < D;
@@ -206,8 +228,8 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
         const float* sd = buf + (kRowD + ln.ch) * kP + o;
         const float* sx = buf + (kRowX + ln.ch) * kP + o;
         const float* sy = buf + (kRowY + ln.ch) * kP + o;
-        const float* sb = buf + (kRowFB + ln.ln) * kP + o;
-        const float* sc = buf + (kRowFC + ln.ln) * kP + o;
+        const float* sb = buf + (kRowB + ln.ln) * kP + o;
+        const float* sc = buf + (kRowC + ln.ln) * kP + o;
 #pragma unroll
         for (int q = 0; q < kSeg / 4; ++q) {
             const float4 dv = ld4(sd + 4 * q), xv = ld4(sx + 4 * q);
@@ -234,12 +256,12 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
     };
 
     const int tiles_t = (L + kT - 1) / kT;
-    load(0, split == 0);
-    store(smem);
+    st.load(0, split == 0);
+    st.store(smem);
     __syncthreads();
     for (int kt = 0; kt < tiles_t; ++kt) {
-        if (kt + 1 < tiles_t) load((kt + 1) * kT, kt + 1 >= split);
-        const float* buf = smem + (kt & 1) * kTileF;
+        if (kt + 1 < tiles_t) st.load((kt + 1) * kT, kt + 1 >= split);
+        const float* buf = smem + (kt & 1) * kTile;
         const bool agg = kt >= split;
 #pragma unroll 1  // a loop, so that the scheduler keeps the loads above ahead of its exponentials
         for (int j = 0; j < kT / kSeg; ++j) {
@@ -252,7 +274,7 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
 #pragma unroll
                 for (int s = 0; s < kS; ++s) out[seg * seg_stride + kLanes * s] = h[s];
         }
-        if (kt + 1 < tiles_t) store(smem + ((kt + 1) & 1) * kTileF);
+        if (kt + 1 < tiles_t) st.store(smem + ((kt + 1) & 1) * kTile);
         __syncthreads();
     }
     if (ch_ok)
@@ -274,8 +296,8 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
           int split, int batch) {
     extern __shared__ float4 smem4[];
     float* smem = reinterpret_cast<float*>(smem4);
-    float* tiles = smem;                                    // 2 x kTileR
-    float2* ec = reinterpret_cast<float2*>(tiles + 2 * kTileR);  // kEc
+    float* tiles = smem;                                    // 2 x kTile
+    float2* ec = reinterpret_cast<float2*>(tiles + 2 * kTile);  // kEc
     float2* eb = ec + kEc;                                  // kEc
     float* red = reinterpret_cast<float*>(eb + kEc);        // kThreads: dskip's sum
     const int tid = threadIdx.x;
@@ -285,38 +307,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     const int piece = blockIdx.y, kt_begin = piece ? split : 0, kt_end = piece ? tiles_t : split;
     const size_t part = static_cast<size_t>(piece) * batch + row_begin + pl.bl;  // dA, dskip slice
 
-    // Staging role: channel (and state) lc, steps lt + 8k of a tile.
-    const int lc = tid % kChannels, lt = tid / kChannels;
-    const bool lc_ok = pl.d0 + lc < D, ls_ok = n0 + lc < N;
-    float rd[kItems], ru[kItems], ry[kItems], rb[kItems], rc[kItems];
-    float dsk = 0.f;  // sum of dy*u over this thread's items (channel lc)
-    auto load = [&](int t0) {
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-            const int t = t0 + lt + k * kItemStride;
-            const bool ok = t < L;
-            const size_t i = (pl.row0 + t) * D + pl.d0 + lc;
-            const size_t j = (pl.row0 + t) * N + n0 + lc;
-            rd[k] = load_early<true>(delta + i, zero, ok && lc_ok);
-            ru[k] = load_early<true>(u + i, zero, ok && lc_ok);
-            ry[k] = load_early<true>(dy + i, zero, ok && lc_ok);
-            rb[k] = load_early<false>(Bm + j, zero, ok && ls_ok);
-            rc[k] = load_early<false>(Cm + j, zero, ok && ls_ok);
-        }
-    };
-    auto store = [&](float* buf) {
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-            const int t = lt + k * kItemStride;
-            buf[(kRowD + lc) * kP + t] = rd[k];
-            buf[(kRowX + lc) * kP + t] = rd[k] * ru[k];
-            buf[(kRowY + lc) * kP + t] = ry[k];
-            buf[(kRowU + lc) * kP + t] = ru[k];
-            buf[(kRowB + lc) * kP + t] = rb[k];
-            buf[(kRowC + lc) * kP + t] = rc[k];
-            dsk = fmaf(ry[k], ru[k], dsk);
-        }
-    };
+    Stager st = make_stager(u, delta, dy, Bm, Cm, zero, pl, L, D, N, n0);
 
     // Scanning role.
     const Lane ln(tid);
@@ -355,13 +346,13 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     h_before(seg_last, hs);
     h_before(seg_last - 1, hn);
     if (kt_begin < kt_end) {
-        load((kt_end - 1) * kT);
-        store(tiles + ((kt_end - 1) & 1) * kTileR);
+        st.load((kt_end - 1) * kT, true);
+        st.store(tiles + ((kt_end - 1) & 1) * kTile);
     }
     __syncthreads();
     for (int kt = kt_end - 1; kt >= kt_begin; --kt) {
-        if (kt > kt_begin) load((kt - 1) * kT);
-        const float* buf = tiles + (kt & 1) * kTileR;
+        if (kt > kt_begin) st.load((kt - 1) * kT, true);
+        const float* buf = tiles + (kt & 1) * kTile;
         for (int j = kT / kSeg - 1; j >= 0; --j) {
             const int seg = kt * (kT / kSeg) + j, o = j * kSeg;
             float hn2[kS];  // two segments on: a whole segment's time to arrive
@@ -456,7 +447,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
             }
             // the tile before goes into the other buffer, which the last reads of
             // tile kt + 1 left before this tile's first barrier
-            if (j == 0 && kt > kt_begin) store(tiles + ((kt - 1) & 1) * kTileR);
+            if (j == 0 && kt > kt_begin) st.store(tiles + ((kt - 1) & 1) * kTile);
             __syncthreads();
 
             // dB, dC of (step tid >> 3, state lane tid & 7) over the block's channels
@@ -486,9 +477,9 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
         if (ch_ok && n < N) dA_part[(part * D + d) * N + n] = dA[s];
     }
     if (first_group) {
-        red[tid] = dsk;
+        red[tid] = st.dsk;
         __syncthreads();
-        if (tid < kChannels && lc_ok) {
+        if (tid < kChannels && pl.d0 + tid < D) {
             float sum = 0.f;
 #pragma unroll
             for (int k = 0; k < kThreads / kChannels; ++k) sum += red[tid + k * kChannels];
@@ -596,7 +587,7 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     float* dA_part = ckpt + rows * per_row;
     float* dskip_part = dA_part + 2 * static_cast<size_t>(batch) * D * N;
 
-    const size_t smem_f = sizeof(float) * 2 * kTileF, smem_r = sizeof(float) * kSmemR;
+    const size_t smem_f = sizeof(float) * 2 * kTile, smem_r = sizeof(float) * kSmemR;
     static bool attr_set = false;
     if (!attr_set) {
         cudaFuncSetAttribute(checkpoints, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_f));
