@@ -2,10 +2,11 @@
 // every 16 steps, then one sweep backward that rebuilds each 16 steps' states
 // from their checkpoint, keeps them in registers and runs the adjoint over them.
 // Two exponentials per (b, t, d, n), no identity, no chunk carries. H200,
-// (4, 4096, 512, 16): 370.6 us against 413.7 us for the chunked reference before
-// it (solutions/ssm_selective_scan_backward/chunked_identity.cu, three
-// exponentials) in the same run; reference/ssm_selective_scan_backward.md has
-// the floors, each step's measurement and the profile.
+// (4, 4096, 512, 16): 369.5 to 397.0 us on this session's machines, 5 to 11 %
+// under the chunked reference before it (solutions/ssm_selective_scan_backward/
+// chunked_identity.cu, three exponentials) in the same runs;
+// reference/ssm_selective_scan_backward.md has the floors, each step's
+// measurement and the profile.
 //
 // Notation (spec.md, "Math"): per channel (b, d) and state n,
 //   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t], h[t] = a[t]*h[t-1] + x[t]*B[t],
