@@ -2,9 +2,10 @@
 // every 16 steps, then one sweep backward that rebuilds each 16 steps' states
 // from their checkpoint, keeps them in registers and runs the adjoint over them.
 // Two exponentials per (b, t, d, n), no identity, no chunk carries. H200,
-// (4, 4096, 512, 16): 369.5 to 397.0 us on this session's machines, 5 to 11 %
-// under the chunked reference before it (solutions/ssm_selective_scan_backward/
-// chunked_identity.cu, three exponentials) in the same runs;
+// (4, 4096, 512, 16): 377.5 us against 425.9 us for the chunked reference before
+// it (solutions/ssm_selective_scan_backward/chunked_identity.cu, three
+// exponentials) in the same run; its earlier versions 369.5 to 397.0 us on other
+// machines, 5 to 11 % under the chunked one in the same runs;
 // reference/ssm_selective_scan_backward.md has the floors, each step's
 // measurement and the profile.
 //
@@ -21,11 +22,13 @@
 // in shared memory as rows [channel or state][step] (double-buffered, the next
 // tile's loads in flight in registers).
 //
-//  1. checkpoints (one block per SM, as the forward): h from 0 over the whole
-//     sequence, stored after every 16th step (the state before each 16-step
-//     segment of pass 2). Over the second half of time it also sums what that
-//     half sends back into the first, a[t1]*g[t1] (t1 its first step), from the
-//     exponentials it computes anyway: W = a[t1]*...*a[s], G += W*C[s]*dy[s].
+//  1. checkpoints, the two halves of time at once (2 blocks per SM): h from 0,
+//     stored after every 16th step (the state before each 16-step segment of
+//     pass 2); in the second half beside W = a[t1]*...*a[t] (t1 its first
+//     step), so that pass 2 forms the true state from the first half's last
+//     checkpoint. The second half also sums what it sends back into the first,
+//     a[t1]*g[t1] = G = sum_s W[s]*C[s]*dy[s], from the exponentials it computes
+//     anyway.
 //  2. gradients, the two halves of time at once (blockIdx.y; the first starts
 //     from pass 1's G), 2 blocks per SM: tiles last to first, a tile's 4
 //     segments last to first. A segment: 16 steps forward from its checkpoint,
@@ -193,16 +196,20 @@ __device__ Stager make_stager(const float* u, const float* delta, const float* d
     return st;
 }
 
-// Pass 1: h from 0, stored after steps 16k + 15 into ckpt[bl][k][d][16]. Over
-// the second piece of time (tiles from `split`), also what that piece sends
-// into the first: G = sum_s (a[t1]*...*a[s]) * C[s]*dy[s], t1 the piece's first
-// step, which is a[t1]*g[t1], the carry pass 2's first piece starts from
-// (gcarry[bl][d][16]).
-__global__ void __launch_bounds__(kThreads, 1)
+// Pass 1, the two pieces of time at once (blockIdx.y): tiles [0, split) and
+// [split, tiles). Each runs h from 0 and stores it after steps 16k + 15 into
+// ckpt[bl][k][d][16]: the true state in the first piece, in the second the
+// state from 0 at the piece's start t1, beside W = a[t1]*...*a[t] in
+// wck[bl][k][d][16], so that the true state is ckpt + W * (the first piece's
+// last checkpoint), which pass 2 forms. The second piece also sums what it
+// sends back into the first, G = sum_s W[s] * C[s]*dy[s] = a[t1]*g[t1], the
+// carry pass 2's first piece starts from (gcarry[bl][d][16]).
+__global__ void __launch_bounds__(kThreads, 2)
 checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
             const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ dy,
-            const float* __restrict__ zero, float* __restrict__ ckpt, float* __restrict__ gcarry, int L, int D,
-            int N, int n0, int tiles_d, int row_begin, int nseg, int split) {
+            const float* __restrict__ zero, float* __restrict__ ckpt, float* __restrict__ wck,
+            float* __restrict__ gcarry, int L, int D, int N, int n0, int tiles_d, int row_begin, int nseg,
+            int split) {
     extern __shared__ float4 smem4[];
     float* smem = reinterpret_cast<float*>(smem4);
     const int tid = threadIdx.x;
@@ -220,7 +227,9 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
         W[s] = 1.f;
         G[s] = 0.f;
     }
-    float* out = ckpt + (static_cast<size_t>(pl.bl) * nseg * D + pl.d0 + ln.ch) * kNS + ln.ln;
+    const size_t chain = (static_cast<size_t>(pl.bl) * nseg * D + pl.d0 + ln.ch) * kNS + ln.ln;
+    float* out = ckpt + chain;
+    float* wout = wck + chain;
     const size_t seg_stride = static_cast<size_t>(D) * kNS;
 
     // 16 steps from tile offset o; AGG: also W and G
@@ -257,28 +266,33 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
     };
 
     const int tiles_t = (L + kT - 1) / kT;
-    st.load(0, split == 0);
-    st.store(smem);
+    const bool second = blockIdx.y == 1;
+    const int kt_begin = second ? split : 0, kt_end = second ? tiles_t : split;
+    if (kt_begin >= kt_end) return;  // one tile: no second piece (the whole block)
+    st.load(kt_begin * kT, second);
+    st.store(smem + (kt_begin & 1) * kTile);
     __syncthreads();
-    for (int kt = 0; kt < tiles_t; ++kt) {
-        if (kt + 1 < tiles_t) st.load((kt + 1) * kT, kt + 1 >= split);
+    for (int kt = kt_begin; kt < kt_end; ++kt) {
+        if (kt + 1 < kt_end) st.load((kt + 1) * kT, second);
         const float* buf = smem + (kt & 1) * kTile;
-        const bool agg = kt >= split;
 #pragma unroll 1  // a loop, so that the scheduler keeps the loads above ahead of its exponentials
         for (int j = 0; j < kT / kSeg; ++j) {
-            if (agg)
+            if (second)
                 segment(buf, j * kSeg, std::true_type{});
             else
                 segment(buf, j * kSeg, std::false_type{});
             const int seg = kt * (kT / kSeg) + j;
-            if (ch_ok && seg < nseg)
+            if (ch_ok)
 #pragma unroll
-                for (int s = 0; s < kS; ++s) out[seg * seg_stride + kLanes * s] = h[s];
+                for (int s = 0; s < kS; ++s) {
+                    out[seg * seg_stride + kLanes * s] = h[s];
+                    if (second) wout[seg * seg_stride + kLanes * s] = W[s];
+                }
         }
-        if (kt + 1 < tiles_t) st.store(smem + ((kt + 1) & 1) * kTile);
+        if (kt + 1 < kt_end) st.store(smem + ((kt + 1) & 1) * kTile);
         __syncthreads();
     }
-    if (ch_ok)
+    if (second && ch_ok)
 #pragma unroll
         for (int s = 0; s < kS; ++s) gcarry[(static_cast<size_t>(pl.bl) * D + pl.d0 + ln.ch) * kNS + ln.ln + kLanes * s] = G[s];
 }
@@ -291,7 +305,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 gradients(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
           const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ skip,
           const float* __restrict__ dy, const float* __restrict__ zero, const float* __restrict__ ckpt,
-          const float* __restrict__ gcarry, float* __restrict__ du,
+          const float* __restrict__ wck, const float* __restrict__ gcarry, float* __restrict__ du,
           float* __restrict__ ddelta, float* __restrict__ dA_part, float* __restrict__ dskip_part,
           float4* __restrict__ bc_part, int L, int D, int N, int n0, int tiles_d, int row_begin, int nseg,
           int split, int batch) {
@@ -315,7 +329,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     const int lane = tid & 31, d = pl.d0 + ln.ch;
     const bool ch_ok = d < D;
     const float skip_d = ch_ok ? skip[d] : 0.f;
-    float a2[kS], Ar[kS], dA[kS], ga[kS], hs[kS];
+    float a2[kS], Ar[kS], dA[kS], ga[kS], hs[kS], ws[kS];
 #pragma unroll
     for (int s = 0; s < kS; ++s) {
         const int n = n0 + ln.ln + kLanes * s;
@@ -328,13 +342,23 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
                     : 0.f;
     }
     const size_t seg_stride = static_cast<size_t>(D) * kNS;
-    const float* ck = ckpt + (static_cast<size_t>(pl.bl) * nseg * D + (ch_ok ? d : 0)) * kNS + ln.ln;
-    // h before segment k: checkpoint k - 1, or 0 (also for segments wholly past the end)
-    auto h_before = [&](int k, float (&v)[kS]) {
+    const size_t chain = (static_cast<size_t>(pl.bl) * nseg * D + (ch_ok ? d : 0)) * kNS + ln.ln;
+    const float* ck = ckpt + chain;
+    const float* wk = wck + chain;
+    const int split_seg = split * (kT / kSeg);  // the second piece's first segment
+    // h before segment k is v + w * h_split: checkpoint k - 1 (or 0, also for
+    // segments wholly past the end) and, where pass 1 ran it from 0 in the
+    // second piece, W there; formed at the segment's start, not at the loads
+    float h_split[kS];  // the first piece's last checkpoint: the state at the second's start
+#pragma unroll
+    for (int s = 0; s < kS; ++s)
+        h_split[s] = load_early<true>(ck + (split_seg - 1) * seg_stride + kLanes * s, zero, piece == 1);
+    auto h_before = [&](int k, float (&v)[kS], float (&w)[kS]) {
 #pragma unroll
         for (int s = 0; s < kS; ++s) {
             const bool ok = k >= 1 && k < nseg;
             v[s] = load_early<true>(ck + (k - 1) * seg_stride + kLanes * s, zero, ok);
+            w[s] = load_early<true>(wk + (k - 1) * seg_stride + kLanes * s, zero, ok && k - 1 >= split_seg);
         }
     };
 
@@ -343,9 +367,9 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     float4* bc_out = bc_part + (static_cast<size_t>(pl.bl) * tiles_d + blockIdx.x % tiles_d) * L * kLanes;
 
     const int seg_last = kt_end * (kT / kSeg) - 1;
-    float hn[kS];  // h before the segment after this one
-    h_before(seg_last, hs);
-    h_before(seg_last - 1, hn);
+    float hn[kS], wn[kS];  // h before the segment after this one
+    h_before(seg_last, hs, ws);
+    h_before(seg_last - 1, hn, wn);
     if (kt_begin < kt_end) {
         st.load((kt_end - 1) * kT, true);
         st.store(tiles + ((kt_end - 1) & 1) * kTile);
@@ -356,8 +380,8 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
         const float* buf = tiles + (kt & 1) * kTile;
         for (int j = kT / kSeg - 1; j >= 0; --j) {
             const int seg = kt * (kT / kSeg) + j, o = j * kSeg;
-            float hn2[kS];  // two segments on: a whole segment's time to arrive
-            h_before(seg - 2, hn2);
+            float hn2[kS], wn2[kS];  // two segments on: a whole segment's time to arrive
+            h_before(seg - 2, hn2, wn2);
             const float* sd = buf + (kRowD + ln.ch) * kP + o;
             const float* sx = buf + (kRowX + ln.ch) * kP + o;
             const float* sy = buf + (kRowY + ln.ch) * kP + o;
@@ -370,7 +394,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
             float av[kSeg][kS], pv[kSeg][kS], h[kS];
             float4 dv[kSeg / 4], xv[kSeg / 4], yv[kSeg / 4];  // kept for the backward half
 #pragma unroll
-            for (int s = 0; s < kS; ++s) h[s] = hs[s];
+            for (int s = 0; s < kS; ++s) h[s] = fmaf(ws[s], h_split[s], hs[s]);
 #pragma unroll
             for (int q = 0; q < kSeg / 4; ++q) {
                 dv[q] = ld4(sd + 4 * q);
@@ -444,7 +468,9 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
 #pragma unroll
             for (int s = 0; s < kS; ++s) {
                 hs[s] = hn[s];
+                ws[s] = wn[s];
                 hn[s] = hn2[s];
+                wn[s] = wn2[s];
             }
             // the tile before goes into the other buffer, which the last reads of
             // tile kt + 1 left before this tile's first barrier
@@ -572,10 +598,10 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     const int tiles_d = (D + kChannels - 1) / kChannels, tiles_t = (L + kT - 1) / kT;
     const int nseg = tiles_t * (kT / kSeg);
     const int split = (tiles_t + 1) / 2;  // pass 2's pieces of time: tiles [0, split) and [split, tiles_t)
-    // per batch row: checkpoints (nseg x D x 16), the carry between the pieces
-    // (D x 16) and dB/dC partials (tiles_d x L x 32)
+    // per batch row: checkpoints and their W (nseg x D x 16 each), the carry
+    // between the pieces (D x 16) and dB/dC partials (tiles_d x L x 32)
     const size_t ckpt_row = static_cast<size_t>(nseg) * D * kNS, carry_row = static_cast<size_t>(D) * kNS;
-    const size_t per_row = ckpt_row + carry_row + static_cast<size_t>(tiles_d) * L * 2 * kNS;
+    const size_t per_row = 2 * ckpt_row + carry_row + static_cast<size_t>(tiles_d) * L * 2 * kNS;
     const size_t params = 2 * static_cast<size_t>(batch) * D * (N + 1);  // dA, dskip per (piece, batch row)
     int rows = static_cast<int>(kScratchCap / sizeof(float) / per_row);
     rows = rows < 1 ? 1 : rows > batch ? batch : rows;
@@ -583,7 +609,8 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     if (!sc) return;  // out of memory: the outputs stay unwritten, the check says so
     const float* zero = sc;
     float* ckpt = sc + kZeros;
-    float* gcarry = ckpt + rows * ckpt_row;
+    float* wck = ckpt + rows * ckpt_row;
+    float* gcarry = wck + rows * ckpt_row;
     float4* bc_part = reinterpret_cast<float4*>(gcarry + rows * carry_row);
     float* dA_part = ckpt + rows * per_row;
     float* dskip_part = dA_part + 2 * static_cast<size_t>(batch) * D * N;
@@ -598,9 +625,9 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     for (int r0 = 0; r0 < batch; r0 += rows) {
         const int nr = batch - r0 < rows ? batch - r0 : rows;
         for (int n0 = 0; n0 < N; n0 += kNS) {
-            checkpoints<<<nr * tiles_d, kThreads, smem_f>>>(u, delta, A, B, C, dy, zero, ckpt, gcarry, L, D, N, n0,
-                                                            tiles_d, r0, nseg, split);
-            gradients<<<dim3(nr * tiles_d, 2), kThreads, smem_r>>>(u, delta, A, B, C, skip, dy, zero, ckpt, gcarry, du,
+            checkpoints<<<dim3(nr * tiles_d, 2), kThreads, smem_f>>>(u, delta, A, B, C, dy, zero, ckpt, wck, gcarry,
+                                                                    L, D, N, n0, tiles_d, r0, nseg, split);
+            gradients<<<dim3(nr * tiles_d, 2), kThreads, smem_r>>>(u, delta, A, B, C, skip, dy, zero, ckpt, wck, gcarry, du,
                                                                   ddelta, dA_part, dskip_part, bc_part, L, D, N, n0,
                                                                   tiles_d, r0, nseg, split, batch);
             const size_t outs = static_cast<size_t>(nr) * L * kLanes;
