@@ -82,7 +82,7 @@ constexpr int kTile = (4 * kChannels + 2 * kNS) * kP;  // floats of one tile buf
 //          two bank halves.
 constexpr int kEcStep = kChannels * kLanes + 8;       // float2 per step
 constexpr int kEc = kSeg * kEcStep;                   // float2 per buffer
-constexpr int kSmemR = kTile * 2 + 2 * kEc * 2 + kThreads;  // floats: 86.6 KB, 2 blocks per SM
+constexpr int kSmemR = kTile * 2 + 2 * kEc * 2 + kThreads;  // floats: 87.6 KB, 2 blocks per SM
 
 __device__ __forceinline__ float ex2(float x) {
     float r;
@@ -94,7 +94,8 @@ __device__ __forceinline__ float at(const float4& v, int j) {
 }
 __device__ __forceinline__ float4 ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 
-// The next tile's staging loads; where !ok they read a zero of the scratch, so
+// Staging and checkpoint loads, issued well ahead of their use; where !ok they
+// read a zero of the scratch, so
 // that no select waits on the load. volatile: the compiler otherwise sinks them
 // to their first use, the store after the tile's scan, and every tile waits out
 // a full DRAM round trip (Nsight Compute: 20 % of the stall samples on one FMUL
@@ -146,8 +147,8 @@ struct Place {
 };
 
 // A thread's share of staging a tile: channel (and state) lc, steps lt + 8k.
-// load() fetches the tile into registers; store() writes its rows, the one
-// after the scan of the tile before.
+// load() fetches the next tile into registers while the current one is
+// scanned; store() writes them into the other buffer once that is free.
 struct Stager {
     const float *u, *delta, *dy, *Bm, *Cm, *zero;
     size_t row0;
@@ -362,8 +363,8 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
         }
     };
 
-    // Reducing role, after each segment's barrier: thread tid sums dB, dC of step
-    // tid >> 3, state lane tid & 7; and the (step, channel) pairs tid, tid + 128.
+    // Reducing role, after each segment's first barrier: thread tid sums dB, dC of
+    // step tid >> 3, state lane tid & 7 over the block's channels.
     float4* bc_out = bc_part + (static_cast<size_t>(pl.bl) * tiles_d + blockIdx.x % tiles_d) * L * kLanes;
 
     const int seg_last = kt_end * (kT / kSeg) - 1;
