@@ -4,7 +4,8 @@ CPU only. The oracle is checked three ways: against the spec's worked example,
 against an independent scalar loop, and against central finite differences of
 the FORWARD challenge's oracle (so the gradient is that of the forward as
 graded, not of a re-derivation). The float32 emulations stand in for GPU
-solutions: a sequential reverse sweep (the naive kernel's order) and the
+solutions: a sequential reverse sweep (the naive kernel's order), the
+reference's two halves of time, and the
 chunked algorithm of solutions/ssm_selective_scan_backward/chunked_identity.cu
 (the reference until 2026-12-01: its own partial sums and order);
 they decide whether the per-output tolerances accept correct float32 work and
@@ -135,6 +136,75 @@ def sequential_f32(
             out["dA"] += (q * delta[:, t, :, None]).sum(axis=0, dtype=F32)
             out["dskip"] += (dy[:, t] * u[:, t]).sum(axis=0, dtype=F32)
             g_next, a_next = g, a_t
+    return out
+
+
+def halves_f32(
+    inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
+    segment: int = 16, tile: int = 64, d_block: int = 16,
+) -> dict[str, np.ndarray]:
+    """reference/ssm_selective_scan_backward.cu's order in float32: time split in
+    two halves at a tile boundary. The first half's states run from 0; the
+    second half's from 0 too, with W = a[t1]*...*a[t] beside them and the true
+    state formed as h + W * (the first half's last state); the second half also
+    sums G = sum_s W[s]*C[s]*dy[s], the adjoint it sends into the first. The
+    reverse sweep rebuilds each segment from its checkpoint. dB, dC summed per
+    block of d_block channels, then over the blocks; dA per (half, batch row),
+    then over them."""
+    b, L, D, N = (sizes[k] for k in SIZES)
+    u, delta, A, B, C, skip, dy = as_f32(inputs, sizes)
+    tiles = -(-L // tile)
+    t1 = min(((tiles + 1) // 2) * tile, L)  # the second half's first step
+    a = lambda t: expf(delta[:, t, :, None] * A[None])  # noqa: E731
+    bx = lambda t: (delta[:, t] * u[:, t])[:, :, None] * B[:, t, None, :]  # noqa: E731
+    c = lambda t: dy[:, t, :, None] * C[:, t, None, :]  # noqa: E731
+
+    # pass 1: the state before every segment start (true in the first half;
+    # from 0 with its W in the second), and G
+    zeros = np.zeros((b, D, N), F32)
+    before, h = {}, zeros
+    for t in range(t1):
+        if t % segment == 0:
+            before[t] = (h, zeros)
+        h = a(t) * h + bx(t)
+    h_split, h, W, G = h, zeros, np.ones_like(zeros), zeros
+    for t in range(t1, L):
+        if t % segment == 0:
+            before[t] = (h, W)
+        at = a(t)
+        h, W = at * h + bx(t), W * at
+        G = G + W * c(t)
+
+    def sum_channels(v: np.ndarray) -> np.ndarray:  # (b, D, N) -> (b, N)
+        blocks = [v[:, s:s + d_block].sum(axis=1, dtype=F32) for s in range(0, D, d_block)]
+        return np.sum(blocks, axis=0, dtype=F32)
+
+    out = {"du": np.empty((b, L, D), F32), "ddelta": np.empty((b, L, D), F32), "dB": np.empty((b, L, N), F32),
+           "dC": np.empty((b, L, N), F32)}
+    dA_slices = []
+    for lo, hi, ga in ((t1, L, zeros), (0, t1, G)):  # the two halves, each from its own carry
+        dA = np.zeros((b, D, N), F32)
+        for start in reversed(range(lo, hi, segment)):
+            v, w = before[start]
+            states, stop = [w * h_split + v if start >= t1 else v], min(start + segment, hi)
+            decays = []
+            for t in range(start, stop):
+                decays.append(a(t))
+                states.append(decays[-1] * states[-1] + bx(t))
+            for t in range(stop - 1, start - 1, -1):
+                h_prev, h_t, a_t = states[t - start], states[t - start + 1], decays[t - start]
+                g = c(t) + ga
+                ga = a_t * g
+                out["dC"][:, t] = sum_channels(dy[:, t, :, None] * h_t)
+                out["dB"][:, t] = sum_channels(g * (delta[:, t] * u[:, t])[:, :, None])
+                gB = (g * B[:, t, None, :]).sum(axis=2, dtype=F32)
+                out["du"][:, t] = skip * dy[:, t] + delta[:, t] * gB
+                q = g * (a_t * h_prev)
+                out["ddelta"][:, t] = (q * A[None]).sum(axis=2, dtype=F32) + u[:, t] * gB
+                dA = dA + q * delta[:, t, :, None]
+        dA_slices.append(dA)
+    out["dA"] = np.sum([v.sum(axis=0, dtype=F32) for v in reversed(dA_slices)], axis=0, dtype=F32)
+    out["dskip"] = (dy * u).sum(axis=1, dtype=F32).sum(axis=0, dtype=F32)
     return out
 
 
@@ -375,6 +445,7 @@ CORRECT_FLOAT32: dict[str, Callable[[Mapping[str, np.ndarray], Mapping[str, int]
     "sequential_expf_rounded": lambda x, s: sequential_f32(x, s),
     "sequential_fast_exp_bias_up": lambda x, s: sequential_f32(x, s, exp_fast(+1)),
     "sequential_fast_exp_bias_down": lambda x, s: sequential_f32(x, s, exp_fast(-1)),
+    "halves_fast_exp_bias_down": lambda x, s: halves_f32(x, s, exp_fast(-1)),
     "chunked_expf_rounded": lambda x, s: chunked_f32(x, s),
     "chunked_fast_exp_bias_down": lambda x, s: chunked_f32(x, s, exp_fast(-1)),
 }
