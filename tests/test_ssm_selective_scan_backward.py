@@ -93,6 +93,13 @@ def as_f32(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> list[n
     return [np.asarray(inputs[k], dtype=F32).reshape(shape_of(k, sizes)) for k in INPUTS]
 
 
+def sum_channel_blocks(v: np.ndarray, d_block: int) -> np.ndarray:
+    """Sum over the channel axis (second to last) per block of d_block channels,
+    then over the blocks in order, as a kernel's block partials and its finish do."""
+    blocks = [v[..., s:s + d_block, :].sum(axis=-2, dtype=F32) for s in range(0, v.shape[-2], d_block)]
+    return np.sum(blocks, axis=0, dtype=F32)
+
+
 def sequential_f32(
     inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
     state_dtype: type = F32, segment: int = 256,
@@ -175,10 +182,6 @@ def halves_f32(
         h, W = at * h + bx(t), W * at
         G = G + W * c(t)
 
-    def sum_channels(v: np.ndarray) -> np.ndarray:  # (b, D, N) -> (b, N)
-        blocks = [v[:, s:s + d_block].sum(axis=1, dtype=F32) for s in range(0, D, d_block)]
-        return np.sum(blocks, axis=0, dtype=F32)
-
     out = {"du": np.empty((b, L, D), F32), "ddelta": np.empty((b, L, D), F32), "dB": np.empty((b, L, N), F32),
            "dC": np.empty((b, L, N), F32)}
     dA_slices = []
@@ -195,8 +198,8 @@ def halves_f32(
                 h_prev, h_t, a_t = states[t - start], states[t - start + 1], decays[t - start]
                 g = c(t) + ga
                 ga = a_t * g
-                out["dC"][:, t] = sum_channels(dy[:, t, :, None] * h_t)
-                out["dB"][:, t] = sum_channels(g * (delta[:, t] * u[:, t])[:, :, None])
+                out["dC"][:, t] = sum_channel_blocks(dy[:, t, :, None] * h_t, d_block)
+                out["dB"][:, t] = sum_channel_blocks(g * (delta[:, t] * u[:, t])[:, :, None], d_block)
                 gB = (g * B[:, t, None, :]).sum(axis=2, dtype=F32)
                 out["du"][:, t] = skip * dy[:, t] + delta[:, t] * gB
                 q = g * (a_t * h_prev)
@@ -276,15 +279,11 @@ def chunked_f32(
         dB_part[:, :, j] = xu[:, :, j, :, None] * g
         a_next = decay(j)
 
-    def sum_channels(v: np.ndarray) -> np.ndarray:
-        blocks = [v[..., s:s + d_block, :].sum(axis=-2, dtype=F32) for s in range(0, D, d_block)]
-        return np.sum(blocks, axis=0, dtype=F32)
-
     def unpad(v: np.ndarray) -> np.ndarray:
         return v.reshape((b, nc * chunk, *v.shape[3:]))[:, :L]
 
-    return {"du": unpad(du), "ddelta": unpad(ddelta), "dB": unpad(sum_channels(dB_part)),
-            "dC": unpad(sum_channels(dC_part)), "dA": dA.sum(axis=(0, 1), dtype=F32),
+    return {"du": unpad(du), "ddelta": unpad(ddelta), "dB": unpad(sum_channel_blocks(dB_part, d_block)),
+            "dC": unpad(sum_channel_blocks(dC_part, d_block)), "dA": dA.sum(axis=(0, 1), dtype=F32),
             "dskip": (dy * u).sum(axis=1, dtype=F32).sum(axis=0, dtype=F32)}
 
 
