@@ -2,12 +2,12 @@
 // every 16 steps, then one sweep backward that rebuilds each 16 steps' states
 // from their checkpoint, keeps them in registers and runs the adjoint over them.
 // Two exponentials per (b, t, d, n), no identity, no chunk carries. H200,
-// (4, 4096, 512, 16): 377.5 us against 425.9 us for the chunked reference before
-// it (solutions/ssm_selective_scan_backward/chunked_identity.cu, three
-// exponentials) in the same run; its earlier versions 369.5 to 397.0 us on other
-// machines, 5 to 11 % under the chunked one in the same runs;
-// reference/ssm_selective_scan_backward.md has the floors, each step's
-// measurement and the profile.
+// (4, 4096, 512, 16): 394.2 us against 408.6 us for its version with pass 1 in
+// two pieces of time in the same run, which ran 377.5 us against 425.9 us for
+// the chunked reference before it
+// (solutions/ssm_selective_scan_backward/chunked_identity.cu, three
+// exponentials) on another machine; reference/ssm_selective_scan_backward.md
+// has the floors, each step's measurement and the profile.
 //
 // Notation (spec.md, "Math"): per channel (b, d) and state n,
 //   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t], h[t] = a[t]*h[t-1] + x[t]*B[t],
@@ -22,15 +22,15 @@
 // in shared memory as rows [channel or state][step] (double-buffered, the next
 // tile's loads in flight in registers).
 //
-//  1. checkpoints, the two halves of time at once (2 blocks per SM): h from 0,
+//  1. checkpoints, four quarters of time at once (4 blocks per SM): h from 0,
 //     stored after every 16th step (the state before each 16-step segment of
-//     pass 2); in the second half beside W = a[t1]*...*a[t] (t1 its first
-//     step), so that pass 2 forms the true state from the first half's last
-//     checkpoint. The second half also sums what it sends back into the first,
-//     a[t1]*g[t1] = G = sum_s W[s]*C[s]*dy[s], from the exponentials it computes
-//     anyway.
+//     pass 2); past the first quarter beside W = a[t1]*...*a[t] (t1 the
+//     quarter's first step), so that pass 2 forms the true state from the
+//     quarters' last checkpoints. The last two quarters also sum what they send
+//     back, G_p = sum_s W[s]*C[s]*dy[s], from the exponentials they compute
+//     anyway; joined, a[t1]*g[t1] at the start of the second half.
 //  2. gradients, the two halves of time at once (blockIdx.y; the first starts
-//     from pass 1's G), 2 blocks per SM: tiles last to first, a tile's 4
+//     from pass 1's joined G), 2 blocks per SM: tiles last to first, a tile's 4
 //     segments last to first. A segment: 16 steps forward from its checkpoint,
 //     each step's a and a*h[t-1] kept in registers (64 per lane) and dy*h
 //     formed; then 16 steps backward, g = dy*C + (a*g carried), q =
@@ -68,6 +68,7 @@ constexpr int kP = kT + 4;                            // row pitch of a tile buf
 constexpr int kItems = kChannels * kT / kThreads;     // staged (channel, step) items per thread: 8
 constexpr int kItemStride = kThreads / kChannels;     // steps between a thread's items: 8
 constexpr size_t kScratchCap = size_t(256) << 20;     // bytes
+constexpr int kPieces = 4;                            // pieces of time in pass 1 (2 in pass 2)
 static_assert(kChannels == kNS, "a staging thread keeps one channel row and one state row");
 static_assert(kT % kSeg == 0 && kSeg % 4 == 0, "whole segments per tile, float4 steps");
 
@@ -83,6 +84,14 @@ constexpr int kTile = (4 * kChannels + 2 * kNS) * kP;  // floats of one tile buf
 constexpr int kEcStep = kChannels * kLanes + 8;       // float2 per step
 constexpr int kEc = kSeg * kEcStep;                   // float2 per buffer
 constexpr int kSmemR = kTile * 2 + 2 * kEc * 2 + kThreads;  // floats: 87.6 KB, 2 blocks per SM
+
+// Pass 1's pieces of time, in tiles: piece p is [piece_begin(p), piece_begin(p + 1)).
+// Quarters whose middle boundary is pass 2's split (its two pieces).
+__host__ __device__ inline int piece_begin(int p, int tiles_t) {
+    const int half = (tiles_t + 1) / 2;
+    return p <= 0 ? 0 : p == 1 ? (half + 1) / 2 : p == 2 ? half : p == 3 ? half + (tiles_t - half + 1) / 2 : tiles_t;
+}
+static_assert(kPieces == 4, "piece_begin makes quarters");
 
 __device__ __forceinline__ float ex2(float x) {
     float r;
@@ -197,20 +206,19 @@ __device__ Stager make_stager(const float* u, const float* delta, const float* d
     return st;
 }
 
-// Pass 1, the two pieces of time at once (blockIdx.y): tiles [0, split) and
-// [split, tiles). Each runs h from 0 and stores it after steps 16k + 15 into
-// ckpt[bl][k][d][16]: the true state in the first piece, in the second the
+// Pass 1, the kPieces pieces of time at once (blockIdx.y, piece_begin), 4 blocks
+// per SM. Each runs h from 0 and stores it after steps 16k + 15 into
+// ckpt[bl][k][d][16]: the true state in the first piece, in the others the
 // state from 0 at the piece's start t1, beside W = a[t1]*...*a[t] in
-// wck[bl][k][d][16], so that the true state is ckpt + W * (the first piece's
-// last checkpoint), which pass 2 forms. The second piece also sums what it
-// sends back into the first, G = sum_s W[s] * C[s]*dy[s] = a[t1]*g[t1], the
-// carry pass 2's first piece starts from (gcarry[bl][d][16]).
-__global__ void __launch_bounds__(kThreads, 2)
+// wck[bl][k][d][16], so that the true state is ckpt + W * (the state at t1),
+// which pass 2 forms (join_pieces). The pieces from pass 2's split on also sum
+// what they send back, G_p = sum_s W[s] * C[s]*dy[s] (gcarry[bl][p][d][16]),
+// from which pass 2 forms a[t1]*g[t1] at the split, its first piece's carry.
+__global__ void __launch_bounds__(kThreads, 4)
 checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const float* __restrict__ A,
             const float* __restrict__ Bm, const float* __restrict__ Cm, const float* __restrict__ dy,
             const float* __restrict__ zero, float* __restrict__ ckpt, float* __restrict__ wck,
-            float* __restrict__ gcarry, int L, int D, int N, int n0, int tiles_d, int row_begin, int nseg,
-            int split) {
+            float* __restrict__ gcarry, int L, int D, int N, int n0, int tiles_d, int row_begin, int nseg) {
     extern __shared__ float4 smem4[];
     float* smem = reinterpret_cast<float*>(smem4);
     const int tid = threadIdx.x;
@@ -233,9 +241,10 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
     float* wout = wck + chain;
     const size_t seg_stride = static_cast<size_t>(D) * kNS;
 
-    // 16 steps from tile offset o; AGG: also W and G
-    auto segment = [&](const float* buf, int o, auto agg) {
-        constexpr bool AGG = decltype(agg)::value;
+    // 16 steps from tile offset o; MODE 1: also W, 2: also W and G
+    auto segment = [&](const float* buf, int o, auto mode) {
+        constexpr int MODE = decltype(mode)::value;
+        constexpr bool AGG = MODE == 2;
         const float* sd = buf + (kRowD + ln.ch) * kP + o;
         const float* sx = buf + (kRowX + ln.ch) * kP + o;
         const float* sy = buf + (kRowY + ln.ch) * kP + o;
@@ -258,48 +267,89 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
                 for (int s = 0; s < kS; ++s) {
                     const float a = ex2(at(dv, i) * a2[s]);
                     h[s] = fmaf(at(xv, i), at(bv[s], i), a * h[s]);
-                    if constexpr (AGG) {
-                        W[s] *= a;
-                        G[s] = fmaf(W[s], at(yv, i) * at(cv[s], i), G[s]);
-                    }
+                    if constexpr (MODE >= 1) W[s] *= a;
+                    if constexpr (AGG) G[s] = fmaf(W[s], at(yv, i) * at(cv[s], i), G[s]);
                 }
         }
     };
 
-    const int tiles_t = (L + kT - 1) / kT;
-    const bool second = blockIdx.y == 1;
-    const int kt_begin = second ? split : 0, kt_end = second ? tiles_t : split;
-    if (kt_begin >= kt_end) return;  // one tile: no second piece (the whole block)
-    st.load(kt_begin * kT, second);
+    const int tiles_t = (L + kT - 1) / kT, piece = blockIdx.y;
+    const bool with_w = piece >= 1, with_g = piece >= kPieces / 2;
+    const int kt_begin = piece_begin(piece, tiles_t), kt_end = piece_begin(piece + 1, tiles_t);
+    if (kt_begin >= kt_end) return;  // few tiles: an empty piece (the whole block)
+    st.load(kt_begin * kT, with_g);
     st.store(smem + (kt_begin & 1) * kTile);
     __syncthreads();
     for (int kt = kt_begin; kt < kt_end; ++kt) {
-        if (kt + 1 < kt_end) st.load((kt + 1) * kT, second);
+        if (kt + 1 < kt_end) st.load((kt + 1) * kT, with_g);
         const float* buf = smem + (kt & 1) * kTile;
 #pragma unroll 1  // a loop, so that the scheduler keeps the loads above ahead of its exponentials
         for (int j = 0; j < kT / kSeg; ++j) {
-            if (second)
-                segment(buf, j * kSeg, std::true_type{});
+            if (with_g)
+                segment(buf, j * kSeg, std::integral_constant<int, 2>{});
+            else if (with_w)
+                segment(buf, j * kSeg, std::integral_constant<int, 1>{});
             else
-                segment(buf, j * kSeg, std::false_type{});
+                segment(buf, j * kSeg, std::integral_constant<int, 0>{});
             const int seg = kt * (kT / kSeg) + j;
             if (ch_ok)
 #pragma unroll
                 for (int s = 0; s < kS; ++s) {
                     out[seg * seg_stride + kLanes * s] = h[s];
-                    if (second) wout[seg * seg_stride + kLanes * s] = W[s];
+                    if (with_w) wout[seg * seg_stride + kLanes * s] = W[s];
                 }
         }
         if (kt + 1 < kt_end) st.store(smem + ((kt + 1) & 1) * kTile);
         __syncthreads();
     }
-    if (second && ch_ok)
+    if (with_g && ch_ok)
 #pragma unroll
-        for (int s = 0; s < kS; ++s) gcarry[(static_cast<size_t>(pl.bl) * D + pl.d0 + ln.ch) * kNS + ln.ln + kLanes * s] = G[s];
+        for (int s = 0; s < kS; ++s)
+            gcarry[((static_cast<size_t>(pl.bl) * kPieces + piece) * D + pl.d0 + ln.ch) * kNS + ln.ln + kLanes * s] = G[s];
 }
 
-// Pass 2: the gradients; see the header. blockIdx.y is the piece of time: tiles
-// [0, split) or [split, tiles). bc_part[bl][block of channels][t][ln][4] holds
+// Pass 1's pieces joined, for one lane's states: hstart[p] is the true state at
+// piece p's start (0 for the first), g the carry a[t1]*g[t1] into pass 2's first
+// piece (t1 its split), from each piece's last checkpoint, W and G_p. Empty
+// pieces (few tiles) pass the state through and add nothing.
+struct Joined {
+    float hstart[kPieces][kS], g[kS];
+};
+
+__device__ Joined join_pieces(const float* ck, const float* wk, const float* gk, size_t seg_stride,
+                              size_t piece_stride, int tiles_t, bool ch_ok) {
+    constexpr int kSegs = kT / kSeg;
+    Joined j;
+#pragma unroll
+    for (int s = 0; s < kS; ++s) {
+        j.hstart[0][s] = 0.f;
+        j.g[s] = 0.f;
+    }
+#pragma unroll
+    for (int p = 0; p + 1 < kPieces; ++p) {
+        const int b = piece_begin(p, tiles_t), e = piece_begin(p + 1, tiles_t);
+#pragma unroll
+        for (int s = 0; s < kS; ++s) {
+            const size_t last = static_cast<size_t>(e * kSegs - 1) * seg_stride + kLanes * s;
+            j.hstart[p + 1][s] = j.hstart[p][s];
+            if (b < e && ch_ok) j.hstart[p + 1][s] = p == 0 ? ck[last] : fmaf(wk[last], j.hstart[p][s], ck[last]);
+        }
+    }
+#pragma unroll
+    for (int p = kPieces - 1; p >= kPieces / 2; --p) {
+        const int b = piece_begin(p, tiles_t), e = piece_begin(p + 1, tiles_t);
+#pragma unroll
+        for (int s = 0; s < kS; ++s)
+            if (b < e && ch_ok) {
+                const size_t last = static_cast<size_t>(e * kSegs - 1) * seg_stride + kLanes * s;
+                j.g[s] = fmaf(wk[last], j.g[s], gk[p * piece_stride + kLanes * s]);
+            }
+    }
+    return j;
+}
+
+// Pass 2: the gradients; see the header. blockIdx.y is the piece of time: pass
+// 1's first two pieces or its last two. bc_part[bl][block of channels][t][ln][4] holds
 // (dC[ln], dC[ln + 8], dB[ln], dB[ln + 8]) of the group's states summed over the
 // block's channels; dA_part and dskip_part have one slice per (piece, batch row).
 __global__ void __launch_bounds__(kThreads, 2)
@@ -309,7 +359,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
           const float* __restrict__ wck, const float* __restrict__ gcarry, float* __restrict__ du,
           float* __restrict__ ddelta, float* __restrict__ dA_part, float* __restrict__ dskip_part,
           float4* __restrict__ bc_part, int L, int D, int N, int n0, int tiles_d, int row_begin, int nseg,
-          int split, int batch) {
+          int batch) {
     extern __shared__ float4 smem4[];
     float* smem = reinterpret_cast<float*>(smem4);
     float* tiles = smem;                                    // 2 x kTile
@@ -320,7 +370,8 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     const Place pl(tiles_d, row_begin, L);
     const bool first_group = n0 == 0;
     const int tiles_t = (L + kT - 1) / kT;
-    const int piece = blockIdx.y, kt_begin = piece ? split : 0, kt_end = piece ? tiles_t : split;
+    const int piece = blockIdx.y, kt_begin = piece_begin(piece * kPieces / 2, tiles_t),
+              kt_end = piece_begin((piece + 1) * kPieces / 2, tiles_t);
     const size_t part = static_cast<size_t>(piece) * batch + row_begin + pl.bl;  // dA, dskip slice
 
     Stager st = make_stager(u, delta, dy, Bm, Cm, zero, pl, L, D, N, n0);
@@ -330,6 +381,12 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     const int lane = tid & 31, d = pl.d0 + ln.ch;
     const bool ch_ok = d < D;
     const float skip_d = ch_ok ? skip[d] : 0.f;
+    const size_t seg_stride = static_cast<size_t>(D) * kNS;
+    const size_t chain = (static_cast<size_t>(pl.bl) * nseg * D + (ch_ok ? d : 0)) * kNS + ln.ln;
+    const float* ck = ckpt + chain;
+    const float* wk = wck + chain;
+    const Joined joined = join_pieces(ck, wk, gcarry + (static_cast<size_t>(pl.bl) * kPieces * D + d) * kNS + ln.ln,
+                                      seg_stride, seg_stride, tiles_t, ch_ok);
     float a2[kS], Ar[kS], dA[kS], ga[kS], hs[kS], ws[kS];
 #pragma unroll
     for (int s = 0; s < kS; ++s) {
@@ -337,29 +394,29 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
         Ar[s] = ch_ok && n < N ? A[static_cast<size_t>(d) * N + n] : 0.f;
         a2[s] = Ar[s] * kLog2e;
         dA[s] = 0.f;
-        // a[t+1]*g[t+1] after the piece: 0 past the end, else what pass 1 summed over the piece after
-        ga[s] = piece == 0 && split < tiles_t && ch_ok
-                    ? gcarry[(static_cast<size_t>(pl.bl) * D + d) * kNS + ln.ln + kLanes * s]
-                    : 0.f;
+        ga[s] = piece == 0 ? joined.g[s] : 0.f;  // a[t+1]*g[t+1] after the piece (0 past the end)
     }
-    const size_t seg_stride = static_cast<size_t>(D) * kNS;
-    const size_t chain = (static_cast<size_t>(pl.bl) * nseg * D + (ch_ok ? d : 0)) * kNS + ln.ln;
-    const float* ck = ckpt + chain;
-    const float* wk = wck + chain;
-    const int split_seg = split * (kT / kSeg);  // the second piece's first segment
-    // h before segment k is v + w * h_split: checkpoint k - 1 (or 0, also for
-    // segments wholly past the end) and, where pass 1 ran it from 0 in the
-    // second piece, W there; formed at the segment's start, not at the loads
-    float h_split[kS];  // the first piece's last checkpoint: the state at the second's start
+    // Pass 1's pieces, in segments: checkpoint k - 1 is piece_of(k - 1)'s
+    int piece_seg[kPieces];
 #pragma unroll
-    for (int s = 0; s < kS; ++s)
-        h_split[s] = load_early<true>(ck + (split_seg - 1) * seg_stride + kLanes * s, zero, piece == 1);
+    for (int p = 0; p < kPieces; ++p) piece_seg[p] = piece_begin(p, tiles_t) * (kT / kSeg);
+    auto start_of_piece_of = [&](int k, int s) {
+        float h = 0.f;  // the first piece's
+#pragma unroll
+        for (int p = 1; p < kPieces; ++p)
+            if (k >= piece_seg[p]) h = joined.hstart[p][s];
+        return h;
+    };
+    // h before segment k is v + w * (the state at the start of checkpoint k - 1's
+    // piece of pass 1): checkpoint k - 1 (or 0, also for segments wholly past the
+    // end) and, past the first piece, W there; formed at the segment's start, not
+    // at the loads
     auto h_before = [&](int k, float (&v)[kS], float (&w)[kS]) {
 #pragma unroll
         for (int s = 0; s < kS; ++s) {
             const bool ok = k >= 1 && k < nseg;
             v[s] = load_early<true>(ck + (k - 1) * seg_stride + kLanes * s, zero, ok);
-            w[s] = load_early<true>(wk + (k - 1) * seg_stride + kLanes * s, zero, ok && k - 1 >= split_seg);
+            w[s] = load_early<true>(wk + (k - 1) * seg_stride + kLanes * s, zero, ok && k - 1 >= piece_seg[1]);
         }
     };
 
@@ -395,7 +452,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
             float av[kSeg][kS], pv[kSeg][kS], h[kS];
             float4 dv[kSeg / 4], xv[kSeg / 4], yv[kSeg / 4];  // kept for the backward half
 #pragma unroll
-            for (int s = 0; s < kS; ++s) h[s] = fmaf(ws[s], h_split[s], hs[s]);
+            for (int s = 0; s < kS; ++s) h[s] = fmaf(ws[s], start_of_piece_of(seg - 1, s), hs[s]);
 #pragma unroll
             for (int q = 0; q < kSeg / 4; ++q) {
                 dv[q] = ld4(sd + 4 * q);
@@ -598,10 +655,9 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     const int L = seq_len, D = d_model, N = d_state;
     const int tiles_d = (D + kChannels - 1) / kChannels, tiles_t = (L + kT - 1) / kT;
     const int nseg = tiles_t * (kT / kSeg);
-    const int split = (tiles_t + 1) / 2;  // pass 2's pieces of time: tiles [0, split) and [split, tiles_t)
-    // per batch row: checkpoints and their W (nseg x D x 16 each), the carry
-    // between the pieces (D x 16) and dB/dC partials (tiles_d x L x 32)
-    const size_t ckpt_row = static_cast<size_t>(nseg) * D * kNS, carry_row = static_cast<size_t>(D) * kNS;
+    // per batch row: checkpoints and their W (nseg x D x 16 each), the pieces'
+    // G (kPieces x D x 16) and dB/dC partials (tiles_d x L x 32)
+    const size_t ckpt_row = static_cast<size_t>(nseg) * D * kNS, carry_row = static_cast<size_t>(kPieces) * D * kNS;
     const size_t per_row = 2 * ckpt_row + carry_row + static_cast<size_t>(tiles_d) * L * 2 * kNS;
     const size_t params = 2 * static_cast<size_t>(batch) * D * (N + 1);  // dA, dskip per (piece, batch row)
     int rows = static_cast<int>(kScratchCap / sizeof(float) / per_row);
@@ -620,17 +676,18 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     static bool attr_set = false;
     if (!attr_set) {
         cudaFuncSetAttribute(checkpoints, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_f));
+        cudaFuncSetAttribute(checkpoints, cudaFuncAttributePreferredSharedMemoryCarveout, 100);  // 4 blocks per SM
         cudaFuncSetAttribute(gradients, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_r));
         attr_set = true;
     }
     for (int r0 = 0; r0 < batch; r0 += rows) {
         const int nr = batch - r0 < rows ? batch - r0 : rows;
         for (int n0 = 0; n0 < N; n0 += kNS) {
-            checkpoints<<<dim3(nr * tiles_d, 2), kThreads, smem_f>>>(u, delta, A, B, C, dy, zero, ckpt, wck, gcarry,
-                                                                    L, D, N, n0, tiles_d, r0, nseg, split);
+            checkpoints<<<dim3(nr * tiles_d, kPieces), kThreads, smem_f>>>(u, delta, A, B, C, dy, zero, ckpt, wck,
+                                                                          gcarry, L, D, N, n0, tiles_d, r0, nseg);
             gradients<<<dim3(nr * tiles_d, 2), kThreads, smem_r>>>(u, delta, A, B, C, skip, dy, zero, ckpt, wck, gcarry, du,
                                                                   ddelta, dA_part, dskip_part, bc_part, L, D, N, n0,
-                                                                  tiles_d, r0, nseg, split, batch);
+                                                                  tiles_d, r0, nseg, batch);
             const size_t outs = static_cast<size_t>(nr) * L * kLanes;
             finish_bc<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(bc_part, dB, dC, nr, r0, L, N, n0, tiles_d);
         }

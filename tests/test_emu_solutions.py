@@ -71,6 +71,13 @@ SIZES_NOT_IN_THE_CHALLENGE_TESTS = {
         "wide_odd": ({"rows": 5, "vocab": 2049}, "large_magnitude"),
         "wide_pairs_and_a_tail": ({"rows": 4, "vocab": 4104}, "confident"),
     },
+    # the reference's pieces of time, quarters of the 64-step tiles: two tiles
+    # (two of the four pieces empty), seven (pieces of 2, 2, 2 and 1 tiles) with
+    # a second group of 16 states
+    "ssm_selective_scan_backward": {
+        "two_tiles_empty_pieces": ({"batch": 1, "seq_len": 100, "d_model": 5, "d_state": 3}, "long_memory"),
+        "seven_tiles_state_20": ({"batch": 2, "seq_len": 420, "d_model": 17, "d_state": 20}, "fast_decay"),
+    },
     "mamba3_scan_backward": {
         "state_128_columns_128": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 128, "d_state": 128}, "moderate"),
         "state_100_columns_33": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 33, "d_state": 100}, "long_memory"),
