@@ -2,12 +2,11 @@
 // every 16 steps, then one sweep backward that rebuilds each 16 steps' states
 // from their checkpoint, keeps them in registers and runs the adjoint over them.
 // Two exponentials per (b, t, d, n), no identity, no chunk carries. H200,
-// (4, 4096, 512, 16): 394.2 us against 408.6 us for its version with pass 1 in
-// two pieces of time in the same run, which ran 377.5 us against 425.9 us for
-// the chunked reference before it
-// (solutions/ssm_selective_scan_backward/chunked_identity.cu, three
-// exponentials) on another machine; reference/ssm_selective_scan_backward.md
-// has the floors, each step's measurement and the profile.
+// (4, 4096, 512, 16): 359.0 us against 374.1 us for the version before its last
+// step in the same run; reference/ssm_selective_scan_backward.md has the floors,
+// each step against the one before (from the chunked reference,
+// solutions/ssm_selective_scan_backward/chunked_identity.cu, three
+// exponentials) and the profile.
 //
 // Notation (spec.md, "Math"): per channel (b, d) and state n,
 //   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t], h[t] = a[t]*h[t-1] + x[t]*B[t],
@@ -37,7 +36,9 @@
 //     g*(a*h[t-1]), every gradient term. sum_n A*q and sum_n g*B over a
 //     channel's 8 lanes: a shuffle reduce-scatter per 8 steps, after which a
 //     lane owns one step's du and ddelta. dB and dC over the block's 16
-//     channels: through shared memory once per segment, between two barriers
+//     channels: over a warp's 4 by a shuffle reduce-scatter per pair of steps
+//     (reduce_channels4), then over the 4 warps through shared memory once per
+//     segment, between two barriers
 //     (then over the blocks of channels in pass 3).
 //  3. finish_bc: dB, dC over the blocks of channels; finish_params: dA and
 //     dskip over the (half, batch row) slices. Fixed orders, no atomics:
@@ -78,12 +79,13 @@ constexpr int kRowB = 4 * kChannels, kRowC = kRowB + kNS;
 constexpr int kTile = (4 * kChannels + 2 * kNS) * kP;  // floats of one tile buffer
 
 // Exchange buffers of pass 2, one of each, written and read once per segment:
-//  EC, EB: dy*h and g*x per (step, channel, lane) as float2 (the lane's 2 states);
-//          a step's rows are padded by 8 float2 so the 4 steps a warp sums sit on
-//          two bank halves.
-constexpr int kEcStep = kChannels * kLanes + 8;       // float2 per step
-constexpr int kEc = kSeg * kEcStep;                   // float2 per buffer
-constexpr int kSmemR = kTile * 2 + 2 * kEc * 2 + kThreads;  // floats: 87.6 KB, 2 blocks per SM
+//  EC, EB: dy*h and g*x per (step, warp, state), each already summed over the
+//          warp's 4 channels (reduce_channels4); a step's row is padded to 80
+//          floats so that the two steps one store instruction writes sit on
+//          different banks.
+constexpr int kEcStep = kWarps * kNS + 16;            // floats per step
+constexpr int kEc = kSeg * kEcStep;                   // floats per buffer
+constexpr int kSmemR = kTile * 2 + 2 * kEc + kThreads;  // floats: 63.0 KB, 2 blocks per SM
 
 // Pass 1's pieces of time, in tiles: piece p is [piece_begin(p), piece_begin(p + 1)).
 // Quarters whose middle boundary is pass 2's split (its two pieces).
@@ -131,6 +133,17 @@ __device__ __forceinline__ float reduce_scatter8(const float (&p)[8], int lane) 
 #pragma unroll
     for (int i = 0; i < 2; ++i) r[i] = (b3 ? q[i + 2] : q[i]) + __shfl_xor_sync(kFull, b3 ? q[i] : q[i + 2], 8);
     return (b1 ? r[1] : r[0]) + __shfl_xor_sync(kFull, b1 ? r[0] : r[1], 2);
+}
+
+// Sum over a warp's 4 channels (lane bits 0 and 2) of v = (state 0 and state 1
+// at step t, state 0 and state 1 at step t + 1), scattered: the lane with lane
+// bit 0 = j and lane bit 2 = k gets state k at step t + j.
+__device__ __forceinline__ float reduce_channels4(float v0, float v1, float v2, float v3, int lane) {
+    constexpr unsigned kFull = 0xffffffffu;
+    const bool b0 = lane & 1, b2 = lane & 4;
+    const float r0 = (b0 ? v2 : v0) + __shfl_xor_sync(kFull, b0 ? v0 : v2, 1);
+    const float r1 = (b0 ? v3 : v1) + __shfl_xor_sync(kFull, b0 ? v1 : v3, 1);
+    return (b2 ? r1 : r0) + __shfl_xor_sync(kFull, b2 ? r0 : r1, 4);
 }
 
 // The lane layout of the forward reference: lanes sharing a channel or a state
@@ -363,9 +376,9 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     extern __shared__ float4 smem4[];
     float* smem = reinterpret_cast<float*>(smem4);
     float* tiles = smem;                                    // 2 x kTile
-    float2* ec = reinterpret_cast<float2*>(tiles + 2 * kTile);  // kEc
-    float2* eb = ec + kEc;                                  // kEc
-    float* red = reinterpret_cast<float*>(eb + kEc);        // kThreads: dskip's sum
+    float* ec = tiles + 2 * kTile;                          // kEc
+    float* eb = ec + kEc;                                   // kEc
+    float* red = eb + kEc;                                  // kThreads: dskip's sum
     const int tid = threadIdx.x;
     const Place pl(tiles_d, row_begin, L);
     const bool first_group = n0 == 0;
@@ -445,12 +458,15 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
             const float* sy = buf + (kRowY + ln.ch) * kP + o;
             const float* sb = buf + (kRowB + ln.ln) * kP + o;
             const float* sc = buf + (kRowC + ln.ln) * kP + o;
-            float2* ecw = ec + ln.ch * kLanes + ln.ln;
-            float2* ebw = eb + ln.ch * kLanes + ln.ln;
+            // this lane's place after reduce_channels4: step + (lane bit 0), its warp, state
+            const int xo = (lane & 1) * kEcStep + (tid >> 5) * kNS + ln.ln + ((lane & 4) ? kLanes : 0);
+            float* ecw = ec + xo;
+            float* ebw = eb + xo;
 
             // forward: a and a*h[t-1] of each step kept; dy*h to the exchange
             float av[kSeg][kS], pv[kSeg][kS], h[kS];
             float4 dv[kSeg / 4], xv[kSeg / 4], yv[kSeg / 4];  // kept for the backward half
+            float c[2][kS];  // dy*h, then g*x, of a pair of steps
 #pragma unroll
             for (int s = 0; s < kS; ++s) h[s] = fmaf(ws[s], start_of_piece_of(seg - 1, s), hs[s]);
 #pragma unroll
@@ -464,15 +480,15 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
 #pragma unroll
                 for (int i = 0; i < 4; ++i) {
                     const int t = 4 * q + i;
-                    float c[kS];
+                    static_assert(kS == 2, "reduce_channels4 takes 2 states of 2 steps");
 #pragma unroll
                     for (int s = 0; s < kS; ++s) {
                         av[t][s] = ex2(at(dv[q], i) * a2[s]);
                         pv[t][s] = av[t][s] * h[s];
                         h[s] = fmaf(at(xv[q], i), at(bv[s], i), pv[t][s]);
-                        c[s] = at(yv[q], i) * h[s];
+                        c[i & 1][s] = at(yv[q], i) * h[s];
                     }
-                    ecw[t * kEcStep] = make_float2(c[0], c[1]);
+                    if (i & 1) ecw[(t - 1) * kEcStep] = reduce_channels4(c[0][0], c[0][1], c[1][0], c[1][1], lane);
                 }
             }
             // backward, in two groups of 8 steps; after each, the group's sums over
@@ -491,7 +507,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
 #pragma unroll
                     for (int i = 3; i >= 0; --i) {
                         const int t = 4 * q + i;
-                        float sA = 0.f, sG = 0.f, gx[kS];
+                        float sA = 0.f, sG = 0.f;
 #pragma unroll
                         for (int s = 0; s < kS; ++s) {
                             const float g = fmaf(at(yv[q], i), at(cv[s], i), ga[s]);
@@ -500,9 +516,9 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
                             dA[s] = fmaf(at(dv[q], i), qv, dA[s]);
                             sA = fmaf(Ar[s], qv, sA);
                             sG = fmaf(g, at(bv[s], i), sG);
-                            gx[s] = g * at(xv[q], i);
+                            c[i & 1][s] = g * at(xv[q], i);
                         }
-                        ebw[t * kEcStep] = make_float2(gx[0], gx[1]);
+                        if (!(i & 1)) ebw[t * kEcStep] = reduce_channels4(c[0][0], c[0][1], c[1][0], c[1][1], lane);
                         pA[t - 8 * grp] = sA;
                         pG[t - 8 * grp] = sG;
                     }
@@ -538,16 +554,15 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
             // dB, dC of (step tid >> 3, state lane tid & 7) over the block's channels
             {
                 const int i = tid >> 3, l8 = tid & 7, t = kt * kT + o + i;
-                const float2* rc = ec + i * kEcStep + l8;
-                const float2* rb = eb + i * kEcStep + l8;
+                const float* rc = ec + i * kEcStep + l8;
+                const float* rb = eb + i * kEcStep + l8;
                 float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-                for (int c = 0; c < kChannels; ++c) {
-                    const float2 vc = rc[c * kLanes], vb = rb[c * kLanes];
-                    acc.x += vc.x;
-                    acc.y += vc.y;
-                    acc.z += vb.x;
-                    acc.w += vb.y;
+                for (int w = 0; w < kWarps; ++w) {
+                    acc.x += rc[w * kNS];
+                    acc.y += rc[w * kNS + kLanes];
+                    acc.z += rb[w * kNS];
+                    acc.w += rb[w * kNS + kLanes];
                 }
                 if (t < L) __stcg(bc_out + static_cast<size_t>(t) * kLanes + l8, acc);
             }
