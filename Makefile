@@ -37,11 +37,12 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/harness run ssm_selective_scan $(if $(HAVE_GPU),,--skip-python)
 
-# CPU tests on every core (pytest-xdist). GPU tests that only check run side by
-# side (compute-sanitizer and nvcc keep the CPU busier than the GPU); those
-# that time run afterwards, one at a time, so that no timing shares the GPU.
+# CPU tests on every core (pytest-xdist, one worker per core: BLAS threads on
+# top would only spin). GPU tests that only check run side by side
+# (compute-sanitizer and nvcc keep the CPU busier than the GPU); those that
+# time run afterwards, one at a time, so that no timing shares the GPU.
 test: $(STAMP)
-	$(PYTHON) -m pytest -q -n auto
+	OPENBLAS_NUM_THREADS=1 $(PYTHON) -m pytest -q -n auto
 
 test-gpu: $(STAMP)
 	$(PYTHON) -m pytest -q -m "gpu and not timed" -n 6 --dist loadgroup

@@ -185,8 +185,9 @@ class Job:
     startup_limit_s: float
     fixed_limits: bool = False  # the limits come from --timeout, not from the sizes
     unpooled: bool = False  # cuda: every array its own allocation (under compute-sanitizer)
-    rehearse: bool = True  # run the checks once before each test's clock (not under compute-sanitizer, which
-    # would report CuPy's own CUB kernels reading their uninitialised scratch; its limits are generous anyway)
+    rehearse: bool = True  # run the checks once before each test's clock, so that CuPy compiles its kernels
+    # off it: cuda only (NumPy has nothing to compile), and not under compute-sanitizer, which would report
+    # CuPy's own CUB kernels reading their uninitialised scratch (its limits are generous anyway)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -220,5 +221,5 @@ def solution_job(challenge: Challenge, root: Path, solution: Path, library: Path
         challenge=challenge.name, root=str(root), backend=plan.backend, library=str(library),
         solution=str(solution.resolve()), tests=tests, timing=timing,
         startup_limit_s=STARTUP_LIMIT_S[plan.backend] * (SANITIZER_SLOWDOWN[plan.backend] if plan.sanitize else 1.0),
-        fixed_limits=plan.timeout_s is not None,
+        fixed_limits=plan.timeout_s is not None, rehearse=plan.backend == Backend.CUDA,
     )

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
+import pickle
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import pytest
 
@@ -37,6 +40,25 @@ def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs one worker per core) the workers share one, so nothing is built twice."""
     base = tmp_path_factory.getbasetemp()
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "cache"
+
+
+T = TypeVar("T")
+
+
+def computed_once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[], T]) -> T:
+    """compute() once per session however many xdist workers ask for it (a
+    module fixture is set up once per worker): the first computes it under a
+    file lock and keeps it pickled in the shared cache, the others wait and load it."""
+    folder = shared_cache(tmp_path_factory)
+    folder.mkdir(parents=True, exist_ok=True)
+    kept = folder / f"{name}.pickle"
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if kept.exists():
+            return pickle.loads(kept.read_bytes())
+        value = compute()
+        kept.write_bytes(pickle.dumps(value))
+        return value
 
 
 @pytest.fixture(autouse=True)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import shared_cache
+from conftest import computed_once, shared_cache
 from harness.challenge import Challenge, load_challenge
 from harness.cli import cli
 from harness.errors import ExitCode
@@ -148,7 +148,8 @@ def emu_results(challenge, tmp_path_factory) -> dict[str, SolutionResult]:
     names = runnable("emu")
     plan = Plan(backend="emu", time=False, timeout_s=EMU_TIMEOUT_S)
     with session_cache(tmp_path_factory):
-        return by_file(evaluate_files(challenge, [CORPUS / n for n in names], plan, REPO))
+        evaluate = lambda: evaluate_files(challenge, [CORPUS / n for n in names], plan, REPO)  # noqa: E731
+        return by_file(computed_once(tmp_path_factory, "corpus-emu-results", evaluate))
 
 
 @needs_gxx

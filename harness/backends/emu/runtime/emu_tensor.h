@@ -133,6 +133,40 @@ inline float mma_element(MmaType ty, const uint32_t* regs, int i) {
   return ty == MmaType::F16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
 }
 
+// Where each element of A and B sits: the lane and element index whose
+// fragment holds it, per (type, k), built once from the coordinate functions
+// above. A lane then decodes only the 2 rows of A and 2 columns of B its own
+// outputs need, not the whole warp's fragments (which took half of an emu run
+// of an mma-heavy kernel).
+struct MmaMap {
+  uint8_t a_lane[16][16], a_elem[16][16], b_lane[16][8], b_elem[16][8];
+};
+inline const MmaMap& mma_map(MmaType ty, int k) {
+  static MmaMap maps[3][3];
+  static bool built[3][3];
+  const int ti = (int)ty, ki = k == 4 ? 0 : k == 8 ? 1 : 2;
+  MmaMap& m = maps[ti][ki];
+  if (!built[ti][ki]) {
+    const int na = 16 * k / 32, nb = 8 * k / 32;
+    for (int l = 0; l < 32; l++) {
+      for (int i = 0; i < na; i++) {
+        int r, cc;
+        mma_a_coord(ty, k, l, i, r, cc);
+        m.a_lane[r][cc] = (uint8_t)l;
+        m.a_elem[r][cc] = (uint8_t)i;
+      }
+      for (int i = 0; i < nb; i++) {
+        int r, cc;
+        mma_b_coord(ty, k, l, i, r, cc);
+        m.b_lane[r][cc] = (uint8_t)l;
+        m.b_elem[r][cc] = (uint8_t)i;
+      }
+    }
+    built[ti][ki] = true;
+  }
+  return m;
+}
+
 inline void ptx_mma(MmaType ty, int k, const uint32_t* a, const uint32_t* b, const float* c, float* d,
                     const char* file, int line) {
   const char* what = "mma.sync.aligned (inline PTX)";
@@ -143,24 +177,16 @@ inline void ptx_mma(MmaType ty, int k, const uint32_t* a, const uint32_t* b, con
   for (int i = 0; i < na / per_reg; i++) mine.reg[i] = a[i];
   for (int i = 0; i < nb / per_reg; i++) mine.reg[4 + i] = b[i];
   if (!tensor_rendezvous(what, file, line)) return;
-  float A[16][16], B[16][8];
-  for (int l = 0; l < 32; l++) {
-    for (int i = 0; i < na; i++) {
-      int r, cc;
-      mma_a_coord(ty, k, l, i, r, cc);
-      A[r][cc] = mma_element(ty, slots[l].reg, i);
-    }
-    for (int i = 0; i < nb; i++) {
-      int r, cc;
-      mma_b_coord(ty, k, l, i, r, cc);
-      B[r][cc] = mma_element(ty, slots[l].reg + 4, i);
-    }
-  }
+  const MmaMap& m = mma_map(ty, k);
   for (int i = 0; i < 4; i++) {
     int r, cc;
     mma_c_coord(g.cur->lane, i, r, cc);
     double s = c[i];
-    for (int kk = 0; kk < k; kk++) s += (double)A[r][kk] * (double)B[kk][cc];
+    for (int kk = 0; kk < k; kk++) {
+      const float av = mma_element(ty, slots[m.a_lane[r][kk]].reg, m.a_elem[r][kk]);
+      const float bv = mma_element(ty, slots[m.b_lane[kk][cc]].reg + 4, m.b_elem[kk][cc]);
+      s += (double)av * (double)bv;
+    }
     d[i] = (float)s;
   }
   tensor_release(what, file, line);
