@@ -88,9 +88,9 @@ class Ending:
 
 
 # A worker's own NumPy work (loading data, the checks) gains nothing from BLAS
-# threads, and OpenBLAS's spin after each call: on emu they took 9 % of the
-# CPU time of a check (perf), time a solution on the same cores loses.
-# Defaults: a user's setting wins.
+# threads, and OpenBLAS's threads spin after each call: 9 % of an emu check's
+# CPU time under perf, taken from the solution on the same cores. Defaults: a
+# user's own setting wins.
 QUIET_MATH_LIBRARIES = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
