@@ -323,14 +323,15 @@ checkpoints(const float* __restrict__ u, const float* __restrict__ delta, const 
 
 // Pass 1's pieces joined, for one lane's states: hstart[p] is the true state at
 // piece p's start (0 for the first), g the carry a[t1]*g[t1] into pass 2's first
-// piece (t1 its split), from each piece's last checkpoint, W and G_p. Empty
-// pieces (few tiles) pass the state through and add nothing.
+// piece (t1 its split), from each piece's last checkpoint, W and G_p (G_p is laid
+// out per piece as a checkpoint is per segment: seg_stride apart). Empty pieces
+// (few tiles) pass the state through and add nothing.
 struct Joined {
     float hstart[kPieces][kS], g[kS];
 };
 
-__device__ Joined join_pieces(const float* ck, const float* wk, const float* gk, size_t seg_stride,
-                              size_t piece_stride, int tiles_t, bool ch_ok) {
+__device__ Joined join_pieces(const float* ck, const float* wk, const float* gk, size_t seg_stride, int tiles_t,
+                              bool ch_ok) {
     constexpr int kSegs = kT / kSeg;
     Joined j;
 #pragma unroll
@@ -355,7 +356,7 @@ __device__ Joined join_pieces(const float* ck, const float* wk, const float* gk,
         for (int s = 0; s < kS; ++s)
             if (b < e && ch_ok) {
                 const size_t last = static_cast<size_t>(e * kSegs - 1) * seg_stride + kLanes * s;
-                j.g[s] = fmaf(wk[last], j.g[s], gk[p * piece_stride + kLanes * s]);
+                j.g[s] = fmaf(wk[last], j.g[s], gk[p * seg_stride + kLanes * s]);
             }
     }
     return j;
@@ -399,7 +400,7 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
     const float* ck = ckpt + chain;
     const float* wk = wck + chain;
     const Joined joined = join_pieces(ck, wk, gcarry + (static_cast<size_t>(pl.bl) * kPieces * D + d) * kNS + ln.ln,
-                                      seg_stride, seg_stride, tiles_t, ch_ok);
+                                      seg_stride, tiles_t, ch_ok);
     float a2[kS], Ar[kS], dA[kS], ga[kS], hs[kS], ws[kS];
 #pragma unroll
     for (int s = 0; s < kS; ++s) {
@@ -409,7 +410,8 @@ gradients(const float* __restrict__ u, const float* __restrict__ delta, const fl
         dA[s] = 0.f;
         ga[s] = piece == 0 ? joined.g[s] : 0.f;  // a[t+1]*g[t+1] after the piece (0 past the end)
     }
-    // Pass 1's pieces, in segments: checkpoint k - 1 is piece_of(k - 1)'s
+    // piece_seg[p]: the first segment of pass 1's piece p; start_of_piece_of(k, s):
+    // the true state (state s of this lane) at the start of the piece holding segment k
     int piece_seg[kPieces];
 #pragma unroll
     for (int p = 0; p < kPieces; ++p) piece_seg[p] = piece_begin(p, tiles_t) * (kT / kSeg);

@@ -150,14 +150,16 @@ def halves_f32(
     inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
     segment: int = 16, tile: int = 64, d_block: int = 16,
 ) -> dict[str, np.ndarray]:
-    """reference/ssm_selective_scan_backward.cu's order in float32: time split in
-    two halves at a tile boundary. The first half's states run from 0; the
-    second half's from 0 too, with W = a[t1]*...*a[t] beside them and the true
-    state formed as h + W * (the first half's last state); the second half also
-    sums G = sum_s W[s]*C[s]*dy[s], the adjoint it sends into the first. The
-    reverse sweep rebuilds each segment from its checkpoint. dB, dC summed per
-    block of d_block channels, then over the blocks; dA per (half, batch row),
-    then over them."""
+    """reference/ssm_selective_scan_backward.cu's order in float32, except that
+    its forward sweep's four quarters of time are joined here as two halves (the
+    same join, once instead of three times): time split in two halves at a tile
+    boundary. The first half's states run from 0; the second half's from 0 too,
+    with W = a[t1]*...*a[t] beside them and the true state formed as
+    h + W * (the first half's last state); the second half also sums
+    G = sum_s W[s]*C[s]*dy[s], the adjoint it sends into the first. The reverse
+    sweep rebuilds each segment from its checkpoint. dB, dC summed per block of
+    d_block channels, then over the blocks; dA per (half, batch row), then over
+    them."""
     b, L, D, N = (sizes[k] for k in SIZES)
     u, delta, A, B, C, skip, dy = as_f32(inputs, sizes)
     tiles = -(-L // tile)
