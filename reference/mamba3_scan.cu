@@ -1,6 +1,8 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// `harness bench`: 196 us, against 207 us at 2 blocks per SM (notes, "Three blocks per SM") and
+// `harness bench`: 158 us against 195 us for the file before its running rotation without bank
+// conflicts (notes, "The running rotation's bank conflicts"); earlier 196 us, against 207 us at
+// 2 blocks per SM (notes, "Three blocks per SM") and
 // 222 us with 4-byte staging (notes, "16-byte staging"), each step timed against the one before;
 // in an earlier run the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu, the
 // reference before, 394 us and solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
@@ -276,39 +278,40 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     __syncthreads();
 
     // ---- setup 2: running rotation per pair (TPP threads per pair, SEG steps each), B and C
-    // turned in place into Bg = R(-Phi) B, Cr = R(-Phi) C
+    // turned in place into Bg = R(-Phi) B, Cr = R(-Phi) C. The pairs lie side by side in a warp
+    // (pair = tid % NPP), so that a warp's accesses to one step's row are consecutive words (a
+    // pair's segments on consecutive lanes read rows 8 steps apart, in the same banks). Three
+    // passes, rotations commuting: each segment's running product in place; the totals of the
+    // segments before a thread's own; that offset on every step as its rows are turned.
     {
-        const int pair = tid / K::TPP, part = tid % K::TPP, t_begin = part * K::SEG;
+        const int pair = tid % K::NPP, part = tid / K::NPP, t_begin = part * K::SEG;
         float pc = 1.f, ps = 0.f;
-#pragma unroll 4
-        for (int i = 0; i < K::SEG; ++i) {
-            const float co = rTh[(t_begin + i) * K::NPP + pair], s = sn[(t_begin + i) * K::NPP + pair];
-            const float nc = pc * co - ps * s, ns = pc * s + ps * co;
-            pc = nc;
-            ps = ns;
-        }
-        float ic = pc, is = ps;  // inclusive over the pair's segments, by doubling (rotations commute)
 #pragma unroll
-        for (int o = 1; o < K::TPP; o <<= 1) {
-            const float uc = __shfl_up_sync(0xffffffffu, ic, o), us = __shfl_up_sync(0xffffffffu, is, o);
-            if (part >= o) {
-                const float nc = ic * uc - is * us, ns = ic * us + is * uc;
-                ic = nc;
-                is = ns;
-            }
-        }
-        {
-            const float uc = __shfl_up_sync(0xffffffffu, ic, 1), us = __shfl_up_sync(0xffffffffu, is, 1);
-            pc = part > 0 ? uc : 1.f;  // exclusive = inclusive of the previous part
-            ps = part > 0 ? us : 0.f;
-        }
-#pragma unroll 4
         for (int i = 0; i < K::SEG; ++i) {
-            const int t = t_begin + i;
-            const float co = rTh[t * K::NPP + pair], s = sn[t * K::NPP + pair];
+            const int f = (t_begin + i) * K::NPP + pair;
+            const float co = rTh[f], s = sn[f];
             const float nc = pc * co - ps * s, ns = pc * s + ps * co;
             pc = nc;
             ps = ns;
+            rTh[f] = pc;
+            sn[f] = ps;
+        }
+        __syncthreads();
+        float oc = 1.f, os = 0.f;  // the segments before this one
+        for (int q = 0; q < part; ++q) {
+            const int f = (q * K::SEG + K::SEG - 1) * K::NPP + pair;
+            const float co = rTh[f], s = sn[f];
+            const float nc = oc * co - os * s, ns = oc * s + os * co;
+            oc = nc;
+            os = ns;
+        }
+        __syncthreads();  // every segment's total read before the rows' pass (which leaves them)
+#pragma unroll 4
+        for (int i = 0; i < K::SEG; ++i) {
+            const int t = t_begin + i, f = t * K::NPP + pair;
+            const float co = rTh[f], s = sn[f];
+            pc = oc * co - os * s;
+            ps = oc * s + os * co;
             float* bt = rB + t * K::SB + 2 * pair;
             float* ct = rC + t * K::SB + 2 * pair;
             const float b0 = bt[0], b1 = bt[1], c0 = ct[0], c1 = ct[1];

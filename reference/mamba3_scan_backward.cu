@@ -1,6 +1,8 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 673 us against 685 us for the file before its Agg as a transpose in
+// pass (H200, `harness bench`: 612 us against 693 us for the file before its running rotation
+// without bank conflicts (notes, "Where a block's time goes"); earlier 673 us against 685 us for
+// the file before its Agg as a transpose in
 // the same run; 700 against 713 us in an earlier run for the 16-byte element loops; 699 against
 // 753 us for the batched running rotation and the windowed look-back; 1.60 ms before the gradient
 // kernel's 16 warps, warp-summed atomics, 16-byte staging and tile pairs: notes, "Atomics, warps,
@@ -61,6 +63,13 @@
 
 #include <algorithm>
 #include <type_traits>
+
+// PHASE_AT(k, t): a timestamp of phase k taken by thread t, for
+// reference/mamba3_scan_backward_phases.cu, which defines it (reference/phase_stamps.cuh);
+// nothing in a normal build. The gradient kernel stamps slots 0 to 10, the state kernel 11 to 15.
+#ifndef PHASE_AT
+#define PHASE_AT(k, t)
+#endif
 
 namespace {
 
@@ -203,40 +212,44 @@ struct Problem {
 
 // Angles from the chunk start: rot [L][NPP] holds (cos, sin) of theta_t on entry and of
 // Phi_t = theta_0 + ... + theta_t on exit; the rows of m1 (and m2 unless null), stride `stride`,
-// are turned by R(-Phi_t). NT / NPP threads per pair (NT the block's threads) each compose a segment, then an
-// inclusive scan by doubling over the segments (rotations commute).
+// are turned by R(-Phi_t). The NT / NPP threads of a pair each take a segment of consecutive steps,
+// the pairs side by side in a warp (pair = tid % NPP), so that a warp's accesses to one step's row
+// are consecutive words: with a pair's segments on consecutive lanes instead, the lanes of a warp
+// read rows 4 or 8 steps apart, whose strides (64, 68 floats) put them in the same banks, and the
+// setup (this, the decays and the angles' sincos) took 4.6 of the gradient kernel's 30.8 us per
+// block, 1.7 us now (reference/mamba3_scan_backward_phases.cu). Three passes, rotations commuting:
+// each segment's running product in place; each thread composes the totals of the segments before
+// its own (their last steps); then every step takes that offset and its rows are turned.
 template <int NPP, int NT>
 __device__ __forceinline__ void running_rotation(float* rot, float* m1, float* m2, int stride) {
     constexpr int TPP = NT / NPP, SEG = L / TPP;
-    static_assert(TPP <= 32 && 32 % TPP == 0, "a pair's threads scan within one warp");
-    const int tid = threadIdx.x, pair = tid / TPP, part = tid % TPP, t_begin = part * SEG;
+    static_assert(NT % NPP == 0 && L % TPP == 0, "whole segments of steps per thread");
+    const int pair = threadIdx.x % NPP, part = threadIdx.x / NPP, t_begin = part * SEG;
+    float2* rot2 = reinterpret_cast<float2*>(rot);
     float pc = 1.f, ps = 0.f;
-#pragma unroll 4
+#pragma unroll
     for (int k = 0; k < SEG; ++k) {
-        const float* cs = rot + 2 * ((t_begin + k) * NPP + pair);
-        const float nc = pc * cs[0] - ps * cs[1], ns = pc * cs[1] + ps * cs[0];
+        float2& r = rot2[(t_begin + k) * NPP + pair];
+        const float2 cs = r;
+        const float nc = pc * cs.x - ps * cs.y, ns = pc * cs.y + ps * cs.x;
         pc = nc;
         ps = ns;
+        r = make_float2(pc, ps);
     }
-    float ic = pc, is = ps;
-#pragma unroll
-    for (int o = 1; o < TPP; o <<= 1) {
-        const float uc = __shfl_up_sync(0xffffffffu, ic, o), us = __shfl_up_sync(0xffffffffu, is, o);
-        if (part >= o) {
-            const float nc = ic * uc - is * us, ns = ic * us + is * uc;
-            ic = nc;
-            is = ns;
-        }
+    __syncthreads();
+    float oc = 1.f, os = 0.f;  // the segments before this one
+    for (int q = 0; q < part; ++q) {
+        const float2 cs = rot2[(q * SEG + SEG - 1) * NPP + pair];
+        const float nc = oc * cs.x - os * cs.y, ns = oc * cs.y + os * cs.x;
+        oc = nc;
+        os = ns;
     }
-    {
-        const float uc = __shfl_up_sync(0xffffffffu, ic, 1), us = __shfl_up_sync(0xffffffffu, is, 1);
-        pc = part > 0 ? uc : 1.f;  // exclusive = inclusive of the previous segment
-        ps = part > 0 ? us : 0.f;
+    {  // a composed rotation's length drifts with its depth (up to 15 totals here): back to 1
+        const float r = rsqrtf(oc * oc + os * os);
+        oc *= r;
+        os *= r;
     }
-    // The rows are turned a batch of steps at a time, every load of the batch before its stores:
-    // written as one loop, each step's loads waited behind the previous step's stores (the
-    // compiler cannot tell rot from m1 and m2 apart), a dependent shared-memory round trip per step
-    // (17 % of the gradient kernel's stall samples under Nsight Compute).
+    __syncthreads();  // every segment's total read before the offsets change them
     constexpr int BATCH = SEG < 4 ? SEG : 4;
 #pragma unroll 1
     for (int k0 = 0; k0 < SEG; k0 += BATCH) {
@@ -244,22 +257,20 @@ __device__ __forceinline__ void running_rotation(float* rot, float* m1, float* m
 #pragma unroll
         for (int k = 0; k < BATCH; ++k) {
             const int t = t_begin + k0 + k;
-            cs[k] = *reinterpret_cast<const float2*>(rot + 2 * (t * NPP + pair));
+            cs[k] = rot2[t * NPP + pair];
             r1[k] = *reinterpret_cast<const float2*>(m1 + t * stride + 2 * pair);
             if (m2) r2[k] = *reinterpret_cast<const float2*>(m2 + t * stride + 2 * pair);
         }
 #pragma unroll
         for (int k = 0; k < BATCH; ++k) {
             const int t = t_begin + k0 + k;
-            const float nc = pc * cs[k].x - ps * cs[k].y, ns = pc * cs[k].y + ps * cs[k].x;
-            pc = nc;
-            ps = ns;
-            *reinterpret_cast<float2*>(rot + 2 * (t * NPP + pair)) = make_float2(pc, ps);
+            const float c = oc * cs[k].x - os * cs[k].y, s = oc * cs[k].y + os * cs[k].x;
+            rot2[t * NPP + pair] = make_float2(c, s);
             *reinterpret_cast<float2*>(m1 + t * stride + 2 * pair) =
-                make_float2(pc * r1[k].x + ps * r1[k].y, pc * r1[k].y - ps * r1[k].x);
+                make_float2(c * r1[k].x + s * r1[k].y, c * r1[k].y - s * r1[k].x);
             if (m2)
                 *reinterpret_cast<float2*>(m2 + t * stride + 2 * pair) =
-                    make_float2(pc * r2[k].x + ps * r2[k].y, pc * r2[k].y - ps * r2[k].x);
+                    make_float2(c * r2[k].x + s * r2[k].y, c * r2[k].y - s * r2[k].x);
         }
     }
 }
@@ -504,6 +515,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     const int g = lane >> 2, tg = lane & 3;
     const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
     const int ticket = draw_ticket(pr.counter1, (unsigned long long)units * nc, misc);
+    PHASE_AT(11, 0);
     const int c = ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
     const int h = bh % H, b = bh / H, t0 = c * L;
     const float A_h = pr.A[h];
@@ -534,6 +546,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     copy_commit();
     copy_wait_all();
     __syncthreads();
+    PHASE_AT(12, 0);
 
     // ---- setup: write weights w_t = decend_t e_t (warp 0), cos and sin of every angle
     if (warp == 0) {
@@ -551,6 +564,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     __syncthreads();
     running_rotation<K::NPP, THREADS>(sRot, sB, nullptr, K::SN);
     __syncthreads();
+    PHASE_AT(13, 0);
 
     // ---- Agg = (w Bg)^T X, N x P, computed as its transpose X^T (w Bg), P x N, so that one warp's
     // NTL tiles side by side share their A fragment (x) and each B fragment (w Bg) serves one tile
@@ -607,6 +621,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     __syncthreads();
     if (tid == 0)
         *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+    PHASE_AT(14, 0);
     if (c == 0) return;
 
     // ---- look back over chunks c-1, c-2, ... for Gin(c); publish Gin(c+1) = R Agg + dec_end R Gin(c)
@@ -637,6 +652,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     __threadfence();
     __syncthreads();
     if (tid == 0) *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+    PHASE_AT(15, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -722,6 +738,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     const int g = lane >> 2, tg = lane & 3;
     const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
     const int ticket = draw_ticket(pr.counter2, (unsigned long long)units * nc, misc_u + MISC_TICKET);
+    PHASE_AT(0, 0);
     const int c = nc - 1 - ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
     const int h = bh % H, b = bh / H, t0 = c * L;
     // products stop at the real sizes (padding rows and columns are zero): k steps of 8, row blocks of 16
@@ -790,6 +807,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     if (tid < 2) misc[tid] = 0.f;
     copy_wait_all();
     __syncthreads();
+    PHASE_AT(1, 0);
 
     // ---- setup: decays (warp 0), cos and sin of every angle, then the running rotation
     if (warp == 0) {
@@ -812,6 +830,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     __syncthreads();
     running_rotation<K::NPP, NT>(sRot, sB, sC, K::SN);  // Bg = R(-Phi) B, Cr = R(-Phi) C in place
     __syncthreads();
+    PHASE_AT(2, 0);
 
     // ---- BAgg = (dec Cr)^T dY, published at once (last chunk: it is dGin, inclusive)
     {
@@ -837,6 +856,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
             *(volatile unsigned long long*)(pr.status2 + slot) =
                 (pr.epoch << 2) | (has_next ? FLAG_AGGREGATE : FLAG_INCLUSIVE);
     }
+    PHASE_AT(3, 0);
 
     // ---- Q = Cr Bg^T and D = dY X^T, lower triangles, stored times Dec_ts (over theta in M1)
     for (int j = warp; j < 40; j += NW) {
@@ -859,12 +879,14 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         }
     }
 
+    PHASE_AT(4, 0);  // warp 0's tiles done
     // ---- look back over chunks c+1, c+2, ... for dGin(c+1); then the chunk-end terms (cross and
     // dot of Gin(c+1) and dGin(c+1)), Gfut(c) = R(-Phi_end) dGin(c+1), the part
     // B_{t0-1} . dec_end Gfut x_{t0-1} of alpha_t0 dbeta_t0, and dGin(c) = BAgg + dec_end Gfut published
     if (has_next) {
         look_back<NT>(gf, gld, cmap, misc_u + MISC_FLAG, pr.status2, pr.agg2, pr.incl2, pr.maps, -1.f, slot0, c + 1, 1,
                       nc - 1, npairs, P, pr.pdiv, pr.epoch);
+        PHASE_AT(5, 0);
         const float* Gnext = pr.incl1 + slot * mat;
         const float* bagg = pr.agg2 + slot * mat;
         float* incl = pr.incl2 + slot * mat;
@@ -945,6 +967,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         if (lane == 0) atomicAdd(&misc[MISC_ABETA0], part);
     }
     __syncthreads();
+    PHASE_AT(6, 0);
 
     // staged in shared memory, Gin and Gfut are zero in their padding: no bounds test per operand
     auto gf_at = [&](int n, int p) { return K::STAGE || (n < N && p < P) ? gf[n * gld + p] : 0.f; };
@@ -976,6 +999,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         }
     }
     __syncthreads();  // sM1 (Dec Q) is free: it takes dPhi below
+    PHASE_AT(7, 0);
 
     // ---- dCr = (Dec e D) Bg + dec (dY Gin^T) and Gx = (Dec D)^T Cr + decend (X Gfut^T), the same
     // tile of both in one warp, so that the epilogue has every per-(t, pair) quantity at hand
@@ -1031,6 +1055,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         }
     }
     __syncthreads();
+    PHASE_AT(8, 0);
     // ---- per-step scalars (warp 0) and angle gradients (one thread per pair, warps 1..)
     if (warp == 0) {
         float dcl[2];
@@ -1075,6 +1100,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
             pr.partial[2 * q] = da;
             pr.partial[2 * q + 1] = dsk;
         }
+        PHASE_AT(9, 0);
     } else if (tid - 32 < npairs) {
         const int i = tid - 32;
         float s = crossend[i];  // the chunk end's rotation belongs to the last step
@@ -1082,6 +1108,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
             s += sM1[t * SL + i];
             if (t0 + t < T) pr.dtheta[(size_t)row_of(t0 + t) * npairs + i] = s;
         }
+        PHASE_AT(10, 32);
     }
 }
 

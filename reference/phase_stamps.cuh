@@ -1,8 +1,10 @@
 // Shared by the phase probes in reference/ (prefix_sum_phases.cu,
-// stream_compaction_phases.cu, linear_recurrence_phases.cu): defines PHASE(k),
-// which the look-back references call at the points between their phases and
-// which is empty in their normal builds, as a %globaltimer stamp (ns) taken
-// by thread 0 of every block; and the probes' timing and printing.
+// stream_compaction_phases.cu, linear_recurrence_phases.cu,
+// mamba3_scan_backward_phases.cu): defines PHASE(k) and PHASE_AT(k, t), which
+// the look-back references call at the points between their phases and which
+// are empty in their normal builds, as a %globaltimer stamp (ns) in slot k of
+// every block, taken by thread 0 or by thread t (the thread that ends a
+// phase); and the probes' timing and printing.
 // Include it before the reference.
 #pragma once
 
@@ -12,7 +14,7 @@
 
 #include <cuda_runtime.h>
 
-constexpr int PHASE_SLOTS = 8;  // stamps per block
+constexpr int PHASE_SLOTS = 16;  // stamps per block
 __device__ unsigned long long* phase_log;
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -21,10 +23,11 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return v;
 }
 
-#define PHASE(k)                                                                                         \
+#define PHASE_AT(k, t)                                                                                   \
     do {                                                                                                 \
-        if (threadIdx.x == 0) phase_log[(unsigned long long)PHASE_SLOTS * blockIdx.x + (k)] = global_ns(); \
+        if (threadIdx.x == (t)) phase_log[(unsigned long long)PHASE_SLOTS * blockIdx.x + (k)] = global_ns(); \
     } while (0)
+#define PHASE(k) PHASE_AT(k, 0)
 
 // Device memory for `blocks` blocks' stamps, made the kernels' phase_log.
 inline unsigned long long* phase_log_for(long long blocks) {
@@ -65,9 +68,17 @@ float median_us(F run, int calls = 25) {
     return us[us.size() / 2];
 }
 
-// Per phase (stamp k to stamp k + 1; the last row: stamp 0 to the last stamp)
-// the mean, median and 90th percentile over the `blocks` blocks in `log`.
-inline void print_phases(const unsigned long long* log, long long blocks, const std::vector<const char*>& names) {
+// Zeroes the stamps of `blocks` blocks: a block that leaves a phase out (an
+// early return) keeps a zero there, and print_phases skips it for that phase.
+inline void clear_phases(unsigned long long* log, long long blocks) {
+    cudaMemset(log, 0, (size_t)blocks * PHASE_SLOTS * sizeof(unsigned long long));
+}
+
+// Per phase (stamp first + k to stamp first + k + 1; the last row: the first
+// stamp to the last) the mean, median and 90th percentile over those of the
+// `blocks` blocks in `log` that took both stamps.
+inline void print_phases(const unsigned long long* log, long long blocks, const std::vector<const char*>& names,
+                         int first = 0) {
     std::vector<unsigned long long> stamps((size_t)blocks * PHASE_SLOTS);
     cudaMemcpy(stamps.data(), log, stamps.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
     const int phases = (int)names.size();
@@ -75,12 +86,15 @@ inline void print_phases(const unsigned long long* log, long long blocks, const 
         std::vector<float> us;
         double sum = 0.0;
         for (long long b = 0; b < blocks; ++b) {
-            const unsigned long long* s = &stamps[(size_t)b * PHASE_SLOTS];
-            const float v = (p < phases ? (float)(s[p + 1] - s[p]) : (float)(s[phases] - s[0])) / 1000.0f;
+            const unsigned long long* s = &stamps[(size_t)b * PHASE_SLOTS + first];
+            const unsigned long long from = p < phases ? s[p] : s[0], to = p < phases ? s[p + 1] : s[phases];
+            if (!from || !to) continue;
+            const float v = (float)(long long)(to - from) / 1000.0f;
             us.push_back(v), sum += v;
         }
+        if (us.empty()) continue;
         std::sort(us.begin(), us.end());
-        std::printf("%-30s mean %6.2f us  median %6.2f  p90 %6.2f\n", p < phases ? names[p] : "whole life", sum / blocks,
-                    us[us.size() / 2], us[us.size() * 9 / 10]);
+        std::printf("%-34s mean %6.2f us  median %6.2f  p90 %6.2f  (%zu blocks)\n", p < phases ? names[p] : "whole life",
+                    sum / us.size(), us[us.size() / 2], us[us.size() * 9 / 10], us.size());
     }
 }
