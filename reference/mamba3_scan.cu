@@ -49,6 +49,12 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+// PHASE_AT(k, t): a timestamp of phase k taken by thread t, for reference/mamba3_scan_phases.cu,
+// which defines it (reference/phase_stamps.cuh); nothing in a normal build.
+#ifndef PHASE_AT
+#define PHASE_AT(k, t)
+#endif
+
 namespace {
 
 constexpr int L = 64;  // chunk length (time steps)
@@ -202,6 +208,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     }
     __syncthreads();
     const int ticket = (int)misc[0];
+    PHASE_AT(0, 0);
     const int c = ticket / units, u = ticket % units;  // chunk-major
     const int unit = unit_begin + u;
     const int pt = unit % ptiles, bh = unit / ptiles;
@@ -243,6 +250,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     copy_commit();
     copy_wait_all();
     __syncthreads();
+    PHASE_AT(1, 0);
 
     // ---- setup 1: decays (warp 0), cos/sin of every angle (all)
     if (warp == 0) {
@@ -326,6 +334,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         }
     }
     __syncthreads();
+    PHASE_AT(2, 0);
 
     // ---- state update: agg = R(Phi_end) (d_end bn0 B_{t0-1} x_{t0-1}^T + Bw^T X), rows permuted
     // (fragment rows g, g+8 = state rows r0+2g, r0+2g+1); published at once
@@ -383,6 +392,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     __syncthreads();
     if (tid == 0)
         *(volatile unsigned long long*)(status + slot) = (epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+    PHASE_AT(3, 0);
 
     // ---- scores W = (Cr Bg^T) * exp(cl_i - cl_j) * e, lower triangle: 20 tiles of 16 x 8
     // (tile s: row block rb with rb(rb+1) <= s, column tile s - rb(rb+1))
@@ -415,6 +425,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         }
     }
     __syncthreads();
+    PHASE_AT(4, 0);
 
     // ---- intra-chunk outputs: yacc = W X (W is zero right of the diagonal)
     int rbs[K::RBW];
@@ -451,6 +462,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         }
     }
 
+    PHASE_AT(5, 0);  // warp 0's W X done
     // ---- look-back: h_in from the predecessors, then this chunk's inclusive state, and
     // G = h_in + bn0 B_{t0-1} x_{t0-1}^T into shared memory (the region of the angles and W)
     float hin[K::TPW][4];
@@ -519,6 +531,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         __threadfence();
         __syncthreads();
         if (tid == 0) *(volatile unsigned long long*)(status + slot) = (epoch << 2) | FLAG_INCLUSIVE;
+        PHASE_AT(6, 0);
     } else {
         __syncthreads();  // G goes over W, which W X reads until every warp is done
     }
@@ -537,6 +550,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         }
     }
     __syncthreads();
+    PHASE_AT(7, 0);
 
     // ---- read-out: yacc += (d Cr) G, then y = yacc + skip x
 #pragma unroll 2
@@ -570,6 +584,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 if (t0 + r < seq_len && p0 + p < P)
                     y[(size_t)row_of(t0 + r) * P + p0 + p] = yacc[k][q][i] + skip_h * rX[r * K::SX + p];
             }
+    PHASE_AT(8, 0);
 }
 
 // Scratch kept between calls: the ticket counter, one flag word per slot (unit, chunk), then

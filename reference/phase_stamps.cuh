@@ -98,3 +98,45 @@ inline void print_phases(const unsigned long long* log, long long blocks, const 
                     sum / us.size(), us[us.size() / 2], us[us.size() * 9 / 10], us.size());
     }
 }
+
+// The summed lives (stamp first to stamp last) of the blocks that took both stamps, per SM, in us:
+// at one block per SM at a time, near the kernel's time; at k blocks per SM, about k times it.
+inline double life_per_sm(const unsigned long long* log, long long blocks, int first, int last) {
+    std::vector<unsigned long long> s((size_t)blocks * PHASE_SLOTS);
+    cudaMemcpy(s.data(), log, s.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
+    double sum = 0.0;
+    for (long long b = 0; b < blocks; ++b) {
+        const unsigned long long from = s[(size_t)b * PHASE_SLOTS + first], to = s[(size_t)b * PHASE_SLOTS + last];
+        if (from && to) sum += (double)(long long)(to - from) / 1000.0;
+    }
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    return sum / sms;
+}
+
+// n deterministic floats spread over [lo, hi), on the device (the probes' inputs).
+inline float* filled_on_device(size_t n, float lo, float hi, unsigned seed) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned h = ((unsigned)i + seed * 0x9e3779b9u) * 2654435761u;
+        v[i] = lo + (hi - lo) * (float)(h >> 8) / 16777216.0f;
+    }
+    float* d = nullptr;
+    cudaMalloc(&d, n * sizeof(float));
+    cudaMemcpy(d, v.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+    return d;
+}
+
+// The forward inputs of mamba3_scan (and of its backward) at sizes (batch, T, H, P, N), in the
+// challenge's ranges (dt > 0, A < 0, lam in [0, 1]), for mamba3_scan_phases.cu and
+// mamba3_scan_backward_phases.cu.
+struct Mamba3Inputs {
+    float *x, *B, *C, *dt, *A, *lam, *theta, *skip;
+};
+inline Mamba3Inputs mamba3_inputs(int batch, int T, int H, int P, int N) {
+    const size_t rows = (size_t)batch * T * H;
+    return {filled_on_device(rows * P, -1.f, 1.f, 1),    filled_on_device(rows * N, -1.f, 1.f, 2),
+            filled_on_device(rows * N, -1.f, 1.f, 3),    filled_on_device(rows, 0.001f, 0.1f, 4),
+            filled_on_device(H, -4.f, -0.5f, 5),         filled_on_device(rows, 0.f, 1.f, 6),
+            filled_on_device(rows * N / 2, -0.5f, 0.5f, 7), filled_on_device(H, -1.f, 1.f, 8)};
+}
