@@ -290,7 +290,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     // (pair = tid % NPP), so that a warp's accesses to one step's row are consecutive words (a
     // pair's segments on consecutive lanes read rows 8 steps apart, in the same banks). Three
     // passes, rotations commuting: each segment's running product in place; the totals of the
-    // segments before a thread's own; that offset on every step as its rows are turned.
+    // segments before a thread's own; that offset on every step as its rows are turned (this
+    // pass only reads the angles, so the totals need no second barrier).
     {
         const int pair = tid % K::NPP, part = tid / K::NPP, t_begin = part * K::SEG;
         float pc = 1.f, ps = 0.f;
@@ -313,7 +314,6 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             oc = nc;
             os = ns;
         }
-        __syncthreads();  // every segment's total read before the rows' pass (which leaves them)
 #pragma unroll 4
         for (int i = 0; i < K::SEG; ++i) {
             const int t = t_begin + i, f = t * K::NPP + pair;
