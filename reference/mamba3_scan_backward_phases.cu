@@ -42,13 +42,6 @@ int main() {
                                "Q and D (warp 0's tiles)", "look-back (waits for Q, D)", "chunk end, alpha_t0 part",
                                "dx", "dCr and Gx, dB and dC", "per-step scalars (warp 0)"});
     // thread 32 walks dtheta while warp 0 forms the scalars: from the same stamp to thread 32's
-    std::vector<unsigned long long> s((size_t)blocks * PHASE_SLOTS);
-    cudaMemcpy(s.data(), log, s.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
-    std::vector<float> us;
-    for (long long b = 0; b < blocks; ++b)
-        us.push_back((float)(long long)(s[(size_t)b * PHASE_SLOTS + 10] - s[(size_t)b * PHASE_SLOTS + 8]) / 1000.0f);
-    std::sort(us.begin(), us.end());
-    std::printf("%-34s median %6.2f us  p90 %6.2f\n", "dtheta (thread 32), same start", us[us.size() / 2],
-                us[us.size() * 9 / 10]);
+    print_span(read_stamps(log, blocks), blocks, "dtheta (thread 32), same start", 8, 10);
     return 0;
 }

@@ -74,36 +74,45 @@ inline void clear_phases(unsigned long long* log, long long blocks) {
     cudaMemset(log, 0, (size_t)blocks * PHASE_SLOTS * sizeof(unsigned long long));
 }
 
-// Per phase (stamp first + k to stamp first + k + 1; the last row: the first
-// stamp to the last) the mean, median and 90th percentile over those of the
-// `blocks` blocks in `log` that took both stamps.
-inline void print_phases(const unsigned long long* log, long long blocks, const std::vector<const char*>& names,
-                         int first = 0) {
+// One line: the mean, median and 90th percentile over those of the `blocks` blocks in `stamps`
+// (PHASE_SLOTS per block) that took both stamp `from` and stamp `to`, of the time between them.
+inline void print_span(const std::vector<unsigned long long>& stamps, long long blocks, const char* name, int from,
+                       int to) {
+    std::vector<float> us;
+    double sum = 0.0;
+    for (long long b = 0; b < blocks; ++b) {
+        const unsigned long long* s = &stamps[(size_t)b * PHASE_SLOTS];
+        if (!s[from] || !s[to]) continue;
+        const float v = (float)(long long)(s[to] - s[from]) / 1000.0f;
+        us.push_back(v), sum += v;
+    }
+    if (us.empty()) return;
+    std::sort(us.begin(), us.end());
+    std::printf("%-34s mean %6.2f us  median %6.2f  p90 %6.2f  (%zu blocks)\n", name, sum / us.size(),
+                us[us.size() / 2], us[us.size() * 9 / 10], us.size());
+}
+
+// The stamps of `blocks` blocks, from the device.
+inline std::vector<unsigned long long> read_stamps(const unsigned long long* log, long long blocks) {
     std::vector<unsigned long long> stamps((size_t)blocks * PHASE_SLOTS);
     cudaMemcpy(stamps.data(), log, stamps.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
+    return stamps;
+}
+
+// Per phase (stamp first + k to stamp first + k + 1; the last row: the first stamp to the last),
+// print_span's line.
+inline void print_phases(const unsigned long long* log, long long blocks, const std::vector<const char*>& names,
+                         int first = 0) {
+    const std::vector<unsigned long long> stamps = read_stamps(log, blocks);
     const int phases = (int)names.size();
-    for (int p = 0; p <= phases; ++p) {
-        std::vector<float> us;
-        double sum = 0.0;
-        for (long long b = 0; b < blocks; ++b) {
-            const unsigned long long* s = &stamps[(size_t)b * PHASE_SLOTS + first];
-            const unsigned long long from = p < phases ? s[p] : s[0], to = p < phases ? s[p + 1] : s[phases];
-            if (!from || !to) continue;
-            const float v = (float)(long long)(to - from) / 1000.0f;
-            us.push_back(v), sum += v;
-        }
-        if (us.empty()) continue;
-        std::sort(us.begin(), us.end());
-        std::printf("%-34s mean %6.2f us  median %6.2f  p90 %6.2f  (%zu blocks)\n", p < phases ? names[p] : "whole life",
-                    sum / us.size(), us[us.size() / 2], us[us.size() * 9 / 10], us.size());
-    }
+    for (int p = 0; p < phases; ++p) print_span(stamps, blocks, names[p], first + p, first + p + 1);
+    print_span(stamps, blocks, "whole life", first, first + phases);
 }
 
 // The summed lives (stamp first to stamp last) of the blocks that took both stamps, per SM, in us:
 // at one block per SM at a time, near the kernel's time; at k blocks per SM, about k times it.
 inline double life_per_sm(const unsigned long long* log, long long blocks, int first, int last) {
-    std::vector<unsigned long long> s((size_t)blocks * PHASE_SLOTS);
-    cudaMemcpy(s.data(), log, s.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
+    const std::vector<unsigned long long> s = read_stamps(log, blocks);
     double sum = 0.0;
     for (long long b = 0; b < blocks; ++b) {
         const unsigned long long from = s[(size_t)b * PHASE_SLOTS + first], to = s[(size_t)b * PHASE_SLOTS + last];
