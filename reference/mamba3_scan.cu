@@ -1,6 +1,7 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// `harness bench`: 158 us against 195 us for the file before its running rotation without bank
+// `harness bench`: 155 us against 158 us for the walk one chunk at a time (notes, "A windowed
+// look-back"); earlier 158 us against 195 us for the file before its running rotation without bank
 // conflicts (notes, "The running rotation's bank conflicts"); earlier 196 us, against 207 us at
 // 2 blocks per SM (notes, "Three blocks per SM") and
 // 222 us with 4-byte staging (notes, "16-byte staging"), each step timed against the one before;
@@ -27,7 +28,9 @@
 // so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
 // grid. A block publishes its (map, agg) with flag AGGREGATE right after its state update,
 // computes the intra-chunk outputs, then walks back over its predecessors: an INCLUSIVE one
-// (the state at its end) ends the walk, an AGGREGATE one is folded in through its map. It
+// (the state at its end) ends the walk, an AGGREGATE one is folded in through its map. The walk
+// goes by windows of LB_WIN chunks: warp 0 reads their flags at once and waits until every flag up
+// to the first inclusive one is set, then the window's maps are composed and its states folded. It
 // then publishes its own inclusive state and reads out C^T G. Data is written by every thread,
 // fenced, and flagged by thread 0 after a barrier; the flag word carries the launch's epoch
 // (64-bit: epoch << 2 | flag), so words of earlier launches read as "not ready" and nothing is
@@ -49,10 +52,12 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-// PHASE_AT(k, t): a timestamp of phase k taken by thread t, for reference/mamba3_scan_phases.cu,
-// which defines it (reference/phase_stamps.cuh); nothing in a normal build.
+// PHASE_AT(k, t): a timestamp of phase k taken by thread t, and PHASE_VALUE(k, v): v in slot k,
+// for reference/mamba3_scan_phases.cu, which defines them (reference/phase_stamps.cuh); nothing in
+// a normal build.
 #ifndef PHASE_AT
 #define PHASE_AT(k, t)
+#define PHASE_VALUE(k, v)
 #endif
 
 namespace {
@@ -62,6 +67,7 @@ constexpr int WARPS = 8;
 constexpr int THREADS = 32 * WARPS;
 constexpr unsigned long long FLAG_AGGREGATE = 1ull, FLAG_INCLUSIVE = 2ull;
 constexpr size_t SCRATCH_CAP = size_t(256) << 20;
+constexpr int LB_WIN = 8;  // look-back window: chunks whose flags are read at once
 
 constexpr int cmax(int a, int b) { return a > b ? a : b; }
 
@@ -95,6 +101,7 @@ struct Cfg {
     // output tiles: NT >= 4: row blocks {w&1, 3-(w&1)} (balances the triangle) x NT/4 columns
     static constexpr int RBW = NT >= 4 ? 2 : 1;
     static constexpr int QN = NT >= 4 ? NT / 4 : 1;
+    static_assert(LB_WIN * NPP * 4 <= L * SB, "the look-back's composed maps fit in B's rows");
     static_assert(OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_TH % 4 == 0 && OFF_X % 4 == 0 && SB % 4 == 0 &&
                       SX % 4 == 0 && NPP % 4 == 0, "16-byte staging");
 };
@@ -209,6 +216,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     __syncthreads();
     const int ticket = (int)misc[0];
     PHASE_AT(0, 0);
+    PHASE_VALUE(12, ticket + 1);
     const int c = ticket / units, u = ticket % units;  // chunk-major
     const int unit = unit_begin + u;
     const int pt = unit % ptiles, bh = unit / ptiles;
@@ -472,43 +480,82 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         for (int i = 0; i < 4; ++i) hin[q][i] = 0.f;
     if (c > 0) {
         const size_t unit_slots = (size_t)u * nchunks;
-        float mD = 1.f, mc = 1.f, ms = 0.f;  // composed map of the chunks folded so far (my pair)
-        for (int j = c - 1;; --j) {
-            if (tid == 0) {
-                unsigned long long s;
-                do {
-                    s = read_status(status + unit_slots + j);
-                } while ((s >> 2) != epoch);
-                __threadfence();
-                misc[1] = (unsigned)(s & 3ull);
-            }
-            __syncthreads();
-            const unsigned flag = misc[1];
-            __threadfence();
-            if (has_state) {
-                const float4* src = reinterpret_cast<const float4*>(
-                    (flag == FLAG_INCLUSIVE ? incl_buf : agg_buf) + (unit_slots + j) * K::STATE);
-#pragma unroll
-                for (int q = 0; q < K::TPW; ++q) {
-                    const float4 v = __ldcg(src + (s_first + q) * 32 + lane);
-                    const float ev[2] = {v.x, v.y}, od[2] = {v.z, v.w};
-#pragma unroll
-                    for (int i = 0; i < 2; ++i) {
-                        hin[q][i] += mD * (mc * ev[i] - ms * od[i]);
-                        hin[q][i + 2] += mD * (ms * ev[i] + mc * od[i]);
+        // the composed map in front of each chunk of a window, per pair: in B's rows, which nothing
+        // reads after the scores
+        float4* cmap = reinterpret_cast<float4*>(rB);
+        float4 carried = make_float4(1.f, 1.f, 0.f, 0.f);  // thread i < NPP: maps of the windows folded so far
+        for (int j0 = c - 1;; j0 -= LB_WIN) {
+            if (warp == 0) {
+                const bool valid = lane < LB_WIN && lane <= j0;
+                const unsigned long long* word = status + unit_slots + (j0 - lane);
+                unsigned answer;
+                for (;;) {
+                    const unsigned long long st = valid ? read_status(word) : 0ull;
+                    const bool ready = valid && (st >> 2) == epoch;
+                    const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
+                    const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && (st & 3ull) == FLAG_INCLUSIVE);
+                    const int prefix = __ffs(~ready_mask) - 1;    // flags set from lane 0 on (lane 31 never is)
+                    const int first_incl = __ffs(incl_mask) - 1;  // -1: none
+                    if (first_incl >= 0 && first_incl < prefix) {  // an inclusive one, every flag before it set
+                        answer = (unsigned)(first_incl + 1) | 0x100u;
+                        break;
+                    }
+                    if (prefix >= LB_WIN) {  // a whole window of aggregates (chunk 0, inclusive, is further)
+                        answer = LB_WIN;
+                        break;
                     }
                 }
-                if (flag != FLAG_INCLUSIVE) {
-                    const float4 m = __ldcg(reinterpret_cast<const float4*>(map_buf + (unit_slots + j) * K::MAP) + my_pair);
-                    const float nc = mc * m.y - ms * m.z, ns = mc * m.z + ms * m.y;
-                    mD *= m.x;
-                    mc = nc;
-                    ms = ns;
+                __threadfence();
+                if (lane == 0) misc[1] = answer;
+            }
+            __syncthreads();
+            const unsigned answer = misc[1];
+            const int depth = (int)(answer & 0xffu);
+            const bool ends = answer & 0x100u;
+            __threadfence();
+            PHASE_AT(9, 0);                         // the window's flags read
+            PHASE_VALUE(11, c - j0 + depth - 1);  // chunks walked so far
+            for (int f = tid; f < depth * K::NPP; f += THREADS) {
+                const int k = f / K::NPP, i = f - k * K::NPP;
+                cmap[f] = __ldcg(reinterpret_cast<const float4*>(map_buf + (unit_slots + j0 - k) * K::MAP) + i);
+            }
+            __syncthreads();
+            if (tid < K::NPP) {
+                float4 m = carried;
+                for (int k = 0; k < depth; ++k) {
+                    const float4 q = cmap[k * K::NPP + tid];
+                    cmap[k * K::NPP + tid] = m;
+                    m = make_float4(m.x * q.x, m.y * q.y - m.z * q.z, m.y * q.z + m.z * q.y, 0.f);
+                }
+                carried = m;
+            }
+            __syncthreads();
+            if (has_state) {
+                // no barrier between chunks; two chunks per iteration, so that their loads can overlap
+                // (155 us against 157 us one chunk at a time)
+#pragma unroll 2
+                for (int k = 0; k < depth; ++k) {
+                    const float4* src = reinterpret_cast<const float4*>(
+                        (ends && k == depth - 1 ? incl_buf : agg_buf) + (unit_slots + j0 - k) * K::STATE);
+                    float4 v[K::TPW];
+#pragma unroll
+                    for (int q = 0; q < K::TPW; ++q) v[q] = __ldcg(src + (s_first + q) * 32 + lane);
+                    const float4 m = cmap[k * K::NPP + my_pair];
+#pragma unroll
+                    for (int q = 0; q < K::TPW; ++q) {
+                        const float ev[2] = {v[q].x, v[q].y}, od[2] = {v[q].z, v[q].w};
+#pragma unroll
+                        for (int i = 0; i < 2; ++i) {
+                            hin[q][i] += m.x * (m.y * ev[i] - m.z * od[i]);
+                            hin[q][i + 2] += m.x * (m.z * ev[i] + m.y * od[i]);
+                        }
+                    }
                 }
             }
-            if (flag == FLAG_INCLUSIVE) break;
-            __syncthreads();  // misc[1] is read by all before thread 0 rewrites it
+            __syncthreads();  // cmap and misc[1] are read by all before they change
+            if (ends) break;
         }
+        PHASE_AT(10, 0);
         if (has_state) {
             const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
             float* my_incl = incl_buf + slot * K::STATE;

@@ -1,10 +1,11 @@
 // Shared by the phase probes in reference/ (prefix_sum_phases.cu,
 // stream_compaction_phases.cu, linear_recurrence_phases.cu,
-// mamba3_scan_backward_phases.cu): defines PHASE(k) and PHASE_AT(k, t), which
-// the look-back references call at the points between their phases and which
-// are empty in their normal builds, as a %globaltimer stamp (ns) in slot k of
-// every block, taken by thread 0 or by thread t (the thread that ends a
-// phase); and the probes' timing and printing.
+// mamba3_scan_backward_phases.cu, mamba3_scan_phases.cu): defines PHASE(k)
+// and PHASE_AT(k, t), which the look-back references call at the points
+// between their phases and which are empty in their normal builds, as a
+// %globaltimer stamp (ns) in slot k of every block, taken by thread 0 or by
+// thread t (the thread that ends a phase), and PHASE_VALUE(k, v), a value in
+// slot k; and the probes' timing and printing.
 // Include it before the reference.
 #pragma once
 
@@ -28,6 +29,11 @@ __device__ __forceinline__ unsigned long long global_ns() {
         if (threadIdx.x == (t)) phase_log[(unsigned long long)PHASE_SLOTS * blockIdx.x + (k)] = global_ns(); \
     } while (0)
 #define PHASE(k) PHASE_AT(k, 0)
+// a value (a ticket, a count) in slot k, from thread 0
+#define PHASE_VALUE(k, v)                                                                                 \
+    do {                                                                                                  \
+        if (threadIdx.x == 0) phase_log[(unsigned long long)PHASE_SLOTS * blockIdx.x + (k)] = (v);      \
+    } while (0)
 
 // Device memory for `blocks` blocks' stamps, made the kernels' phase_log.
 inline unsigned long long* phase_log_for(long long blocks) {
