@@ -122,29 +122,43 @@ def compare(
     unwritten: Any = None,
 ) -> Comparison:
     """Elementwise |actual - expected| <= atol + rtol*|expected|, written so that
-    NaN and inf fail. `unwritten` is the poison mask of `actual`, if known."""
+    NaN and inf fail. `unwritten` is the poison mask of `actual`, if known.
+    Each full-size temporary is made once and reused: at 33.5 M elements (the
+    prefix_sum official size) every pass over the data costs about 0.1 s."""
     a = actual.astype(xp.float64)
     e = expected
-    err = xp.abs(a - e)
-    bound = tolerance.atol + tolerance.rtol * xp.abs(e)
-    ok = err <= bound  # NaN compares False, so a NaN output fails
     total = int(a.size)
-    mismatches = total - int(ok.sum())
+    diff = a - e
+    err = xp.abs(diff)
+    abs_e = xp.abs(e)
+    bound = abs_e * tolerance.rtol
+    bound += tolerance.atol
+    mismatches = total - int(xp.count_nonzero(err <= bound))  # NaN compares False, so a NaN output fails
     unwritten_count = int(unwritten.sum()) if unwritten is not None else 0
-    nan_count = int(xp.isnan(a).sum())
+    nan_count = int(xp.count_nonzero(xp.isnan(a)))
     finite_err = xp.where(xp.isfinite(err), err, xp.inf)
+    del err
     # error over bound; an exact tolerance (bound 0) gives 0 where exact, inf elsewhere
-    ratio = xp.where(bound > 0, finite_err / xp.where(bound > 0, bound, 1.0), xp.where(finite_err > 0, xp.inf, 0.0))
+    if tolerance.atol > 0:  # bound >= atol everywhere
+        ratio = finite_err / bound
+    else:
+        positive = bound > 0
+        ratio = xp.where(positive, finite_err / xp.where(positive, bound, 1.0), xp.where(finite_err > 0, xp.inf, 0.0))
+        del positive
+    del bound
     worst_ratio = float(ratio.max()) if total else 0.0
     if unwritten_count:
         worst_flat = int(xp.argmax(unwritten.ravel()))
     else:
         worst_flat = int(xp.argmax(ratio.ravel())) if total else 0
+    del ratio
     worst_index = tuple(int(i) for i in np.unravel_index(worst_flat, a.shape)) if total else ()
-    nonzero = xp.abs(e) > 0
-    rel = xp.where(nonzero, finite_err / xp.where(nonzero, xp.abs(e), 1.0), 0.0)
+    nonzero = abs_e > 0
+    rel = xp.where(nonzero, finite_err / xp.where(nonzero, abs_e, 1.0), 0.0)
+    max_rel_error = float(rel.max()) if total else 0.0
+    del rel, nonzero, abs_e
     norm_e = float(xp.linalg.norm(e.ravel()))
-    diff_norm = float(xp.linalg.norm(xp.where(xp.isfinite(a), a - e, xp.inf).ravel())) if total else 0.0
+    diff_norm = float(xp.linalg.norm(xp.where(xp.isfinite(a), diff, xp.inf).ravel())) if total else 0.0
     return Comparison(
         output=output,
         passed=mismatches == 0 and unwritten_count == 0,
@@ -153,7 +167,7 @@ def compare(
         unwritten=unwritten_count,
         nan_count=nan_count,
         max_abs_error=float(finite_err.max()) if total else 0.0,
-        max_rel_error=float(rel.max()) if total else 0.0,
+        max_rel_error=max_rel_error,
         rel_l2_error=diff_norm / norm_e if norm_e > 0 else diff_norm,
         worst_ratio=worst_ratio if np.isfinite(worst_ratio) else None,
         worst_index=worst_index,
