@@ -195,6 +195,22 @@ def test_multiblock_scan(cache: Path) -> None:
         np.testing.assert_array_equal(out, np.cumsum(x))
 
 
+def test_a_damaged_precompiled_runtime_in_the_cache_does_not_break_builds(tmp_path: Path) -> None:
+    # the first build precompiles the runtime header into the cache; a .gch cut
+    # short (a full disk, a killed build) must not turn later builds into errors
+    # or wrong programs: g++ reads the runtime's source instead
+    load("multiblock_scan.cu", tmp_path)
+    (gch,) = tmp_path.glob("emu-runtime-*/emu_runtime.h.gch")
+    gch.write_bytes(gch.read_bytes()[:4096])
+    for built in tmp_path.glob("multiblock_scan-emu-*.so"):
+        built.unlink()
+    sol = load("multiblock_scan.cu", tmp_path)
+    x = np.random.default_rng(7).integers(-5, 10, 70_001).astype(np.int32)
+    out = np.zeros(x.size, np.int32)
+    sol(x, out, x.size)
+    np.testing.assert_array_equal(out, np.cumsum(x))
+
+
 def test_half_types(cache: Path) -> None:
     sol = load("half_types.cu", cache)
     x = np.array([0.1, -2.5, 65504, 70000, 1e-6, 3.14159, -0.0, 1e-8], np.float32)

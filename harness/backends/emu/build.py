@@ -3,8 +3,9 @@
 Steps: (1) if nvcc is installed, compile the .cu's device code for sm_90a (its
 front end checks the host code too) so that code a GPU
 compiler rejects is rejected here too; (2) translate it (translate.py);
-(3) compile the translation with g++ and the runtime header force-included.
-Libraries are cached by a hash of everything that affects them.
+(3) compile the translation with g++ and the runtime header force-included
+(precompiled once per cache). Libraries are cached by a hash of everything
+that affects them.
 """
 
 from __future__ import annotations
@@ -92,6 +93,39 @@ def nvcc_check(source: Path, nvcc: str) -> None:
         raise CompileError(f"nvcc rejected {source.name}:\n{output}", error_diagnostics(output))
 
 
+def precompiled_runtime(cxx: str, flags: list[str], cache_dir: Path) -> Path | None:
+    """The runtime header precompiled for these flags, made once per cache: the
+    path to force-include (a one-line header that includes the runtime, next to
+    its .gch, which g++ reads instead of parsing the runtime again: 0.9 s
+    against 1.6 s for reference/vector_add.cu here). None when g++ cannot make
+    one."""
+    h = hashlib.sha256()
+    for part in (_runtime_digest(), _tool_version(cxx), " ".join(flags), str(RUNTIME_HEADER)):
+        h.update(part.encode())
+        h.update(b"\0")
+    folder = cache_dir / f"emu-runtime-{h.hexdigest()[:24]}"
+    header = folder / "emu_runtime.h"
+    if (folder / "emu_runtime.h.gch").is_file():
+        return header
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".h.tmp", delete=False) as stub:
+        stub.write(f'#include "{RUNTIME_HEADER}"\n')
+    os.replace(stub.name, header)  # atomic, like the .gch below: concurrent builds agree
+    fd, tmp_gch = tempfile.mkstemp(dir=folder, suffix=".gch.tmp")
+    os.close(fd)
+    cmd = [cxx, *flags, "-I", str(SHIM_INCLUDE_DIR), "-I", str(RUNTIME_DIR), "-x", "c++-header", str(header), "-o", tmp_gch]
+    try:
+        made = subprocess.run(cmd, capture_output=True, timeout=300).returncode == 0
+        if made:
+            os.replace(tmp_gch, folder / "emu_runtime.h.gch")
+    except (OSError, subprocess.TimeoutExpired):
+        made = False
+    finally:
+        if os.path.exists(tmp_gch):
+            os.unlink(tmp_gch)
+    return header if made else None
+
+
 def build_emu_library(source: Path, cache_dir: Path, *, sanitize: bool = False) -> Path:
     """Translate and compile `source` for the CPU; the path of the cached .so.
 
@@ -117,11 +151,20 @@ def build_emu_library(source: Path, cache_dir: Path, *, sanitize: bool = False) 
 
     fd, tmp_name = tempfile.mkstemp(prefix=library.stem + ".", suffix=".so.tmp", dir=cache_dir)
     os.close(fd)
-    cmd = [cxx, *CXX_FLAGS, *(SANITIZE_FLAGS if sanitize else []),
-           "-I", str(SHIM_INCLUDE_DIR), "-I", str(RUNTIME_DIR), "-iquote", str(source.parent),
-           "-include", str(RUNTIME_HEADER), "-x", "c++", str(cpp), "-o", tmp_name]
+    flags = [*CXX_FLAGS, *(SANITIZE_FLAGS if sanitize else [])]
+    runtime = precompiled_runtime(cxx, flags, cache_dir)
+
+    def compile_with(header: Path) -> tuple[bool, str]:
+        return run_compiler([cxx, *flags, "-I", str(SHIM_INCLUDE_DIR), "-I", str(RUNTIME_DIR), "-iquote",
+                             str(source.parent), "-include", str(header), "-x", "c++", str(cpp), "-o", tmp_name], source)
+
     try:
-        succeeded, output = run_compiler(cmd, source)
+        succeeded, output = compile_with(runtime or RUNTIME_HEADER)
+        if not succeeded and runtime and "precompiled header" in output:
+            # a damaged .gch is an error to g++, not a miss: drop it (the next build
+            # makes it again) and read the runtime's source
+            shutil.rmtree(runtime.parent, ignore_errors=True)
+            succeeded, output = compile_with(RUNTIME_HEADER)
         if not succeeded:
             raise CompileError(f"g++ (emu) rejected {source.name}:\n{output}", error_diagnostics(output))
         os.replace(tmp_name, library)  # atomic: concurrent builds of one source agree
