@@ -123,8 +123,9 @@ def compare(
 ) -> Comparison:
     """Elementwise |actual - expected| <= atol + rtol*|expected|, written so that
     NaN and inf fail. `unwritten` is the poison mask of `actual`, if known.
-    Each full-size temporary is made once and reused: at 33.5 M elements (the
-    prefix_sum official size) every pass over the data costs about 0.1 s."""
+    A full-size temporary is 268 MB at prefix_sum's 33.5 M elements: each is
+    made once and dropped when done (1.5 s there against 8.5 s with one per
+    expression, on 2 CPU cores)."""
     a = actual.astype(xp.float64)
     e = expected
     total = int(a.size)
