@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -209,6 +211,19 @@ def test_a_damaged_precompiled_runtime_in_the_cache_does_not_break_builds(tmp_pa
     out = np.zeros(x.size, np.int32)
     sol(x, out, x.size)
     np.testing.assert_array_equal(out, np.cumsum(x))
+
+
+def test_precompiled_runtimes_unused_for_a_week_leave_the_cache(tmp_path: Path) -> None:
+    # each change of the runtime or of g++ makes a new 42-50 MB one
+    old, recent = tmp_path / "emu-runtime-old", tmp_path / "emu-runtime-recent"
+    for folder, days in ((old, 8), (recent, 6)):
+        folder.mkdir()
+        (folder / "emu_runtime.h.gch").write_bytes(b"from another runtime")
+        then = time.time() - days * 24 * 3600
+        os.utime(folder, (then, then))
+    load("multiblock_scan.cu", tmp_path)
+    assert not old.exists() and recent.exists()
+    assert len(list(tmp_path.glob("emu-runtime-*/emu_runtime.h.gch"))) == 2  # this runtime's, and recent
 
 
 def test_half_types(cache: Path) -> None:

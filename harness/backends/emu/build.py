@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from ...build import nvcc as nvcc_tools
@@ -34,6 +35,7 @@ CXX_FLAGS = [
     "-fmax-errors=30",
 ]
 SANITIZE_FLAGS = ["-fsanitize=address", "-fno-omit-frame-pointer", "-g", "-O1"]
+STALE_RUNTIME_S = 7 * 24 * 3600  # a precompiled runtime unused for this long is removed
 
 
 
@@ -93,6 +95,17 @@ def nvcc_check(source: Path, nvcc: str) -> None:
         raise CompileError(f"nvcc rejected {source.name}:\n{output}", error_diagnostics(output))
 
 
+def drop_stale_runtimes(cache_dir: Path) -> None:
+    """Removes the precompiled runtimes (42-50 MB each) not used for
+    STALE_RUNTIME_S: every change of the runtime or of g++ makes new ones."""
+    for folder in cache_dir.glob("emu-runtime-*"):
+        try:
+            if time.time() - folder.stat().st_mtime > STALE_RUNTIME_S:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:  # removed meanwhile by another build
+            pass
+
+
 def precompiled_runtime(cxx: str, flags: list[str], cache_dir: Path) -> Path | None:
     """The runtime header precompiled for these flags, made once per cache: the
     path to force-include (a one-line header that includes the runtime, next to
@@ -109,7 +122,12 @@ def precompiled_runtime(cxx: str, flags: list[str], cache_dir: Path) -> Path | N
     folder = cache_dir / f"emu-runtime-{h.hexdigest()[:24]}"
     header = folder / "emu_runtime.h"
     if (folder / "emu_runtime.h.gch").is_file():
+        try:
+            os.utime(folder)  # in use: see drop_stale_runtimes
+        except OSError:  # removed meanwhile: the build then goes without it
+            pass
         return header
+    drop_stale_runtimes(cache_dir)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".h.tmp", delete=False) as stub:
         stub.write(f'#include "{RUNTIME_HEADER}"\n')
@@ -163,11 +181,13 @@ def build_emu_library(source: Path, cache_dir: Path, *, sanitize: bool = False) 
 
     try:
         succeeded, output = compile_with(runtime or RUNTIME_HEADER)
-        if not succeeded and runtime and "precompiled header" in output:
-            # a damaged .gch is an error to g++, not a miss: drop it (the next build
-            # makes it again) and read the runtime's source
-            shutil.rmtree(runtime.parent, ignore_errors=True)
+        if not succeeded and runtime:
+            # judged again without it: a damaged or vanished .gch is an error to g++,
+            # not a miss (then dropped: the next build makes it again), and a
+            # solution's own errors read as they do in a plain build
             succeeded, output = compile_with(RUNTIME_HEADER)
+            if succeeded:
+                shutil.rmtree(runtime.parent, ignore_errors=True)
         if not succeeded:
             raise CompileError(f"g++ (emu) rejected {source.name}:\n{output}", error_diagnostics(output))
         os.replace(tmp_name, library)  # atomic: concurrent builds of one source agree
