@@ -1,10 +1,10 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
 // `harness bench`: 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's
-// parts, and a windowed look-back"); earlier 158 us against 195 us for the file before its
-// running rotation without bank conflicts (notes, "The running rotation's bank conflicts"); earlier 196 us, against 207 us at
-// 2 blocks per SM (notes, "Three blocks per SM") and
-// 222 us with 4-byte staging (notes, "16-byte staging"), each step timed against the one before;
+// parts, and a windowed look-back"); earlier 158 us against 195 us before the running rotation
+// without bank conflicts (notes, "The running rotation's bank conflicts"), 196 us against 207 us
+// at 2 blocks per SM (notes, "Three blocks per SM") and 222 us with 4-byte staging (notes,
+// "16-byte staging"), each step timed against the one before;
 // in an earlier run the step-by-step solutions/mamba3_scan/state_in_registers_single_pass.cu, the
 // reference before, 394 us and solutions/mamba3_scan/chunked_3xtf32.cu, the same math with each
 // head's chunks walked in order, 931 us).

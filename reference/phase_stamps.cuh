@@ -24,16 +24,14 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return v;
 }
 
-#define PHASE_AT(k, t)                                                                                   \
-    do {                                                                                                 \
-        if (threadIdx.x == (t)) phase_log[(unsigned long long)PHASE_SLOTS * blockIdx.x + (k)] = global_ns(); \
+// v in slot k of this block, from thread t
+#define PHASE_STORE(k, t, v)                                                                       \
+    do {                                                                                           \
+        if (threadIdx.x == (t)) phase_log[(unsigned long long)PHASE_SLOTS * blockIdx.x + (k)] = (v); \
     } while (0)
+#define PHASE_AT(k, t) PHASE_STORE(k, t, global_ns())
 #define PHASE(k) PHASE_AT(k, 0)
-// a value (a ticket, a count) in slot k, from thread 0
-#define PHASE_VALUE(k, v)                                                                                 \
-    do {                                                                                                  \
-        if (threadIdx.x == 0) phase_log[(unsigned long long)PHASE_SLOTS * blockIdx.x + (k)] = (v);      \
-    } while (0)
+#define PHASE_VALUE(k, v) PHASE_STORE(k, 0, v)  // a ticket, a count
 
 // Device memory for `blocks` blocks' stamps, made the kernels' phase_log.
 inline unsigned long long* phase_log_for(long long blocks) {

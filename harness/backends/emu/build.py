@@ -71,12 +71,16 @@ def _runtime_digest() -> str:
     return h.hexdigest()
 
 
-def cache_key(source_text: str, cxx: str, sanitize: bool) -> str:
+def _digest(*parts: str) -> str:
     h = hashlib.sha256()
-    for part in (source_text, _runtime_digest(), _tool_version(cxx), str(sanitize), " ".join(CXX_FLAGS)):
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
+
+
+def cache_key(source_text: str, cxx: str, sanitize: bool) -> str:
+    return _digest(source_text, _runtime_digest(), _tool_version(cxx), str(sanitize), " ".join(CXX_FLAGS))
 
 
 def nvcc_check(source: Path, nvcc: str) -> None:
@@ -115,11 +119,8 @@ def precompiled_runtime(cxx: str, flags: list[str], cache_dir: Path) -> Path | N
     their errors differ) or cannot make one."""
     if "Free Software Foundation" not in _tool_version(cxx):
         return None
-    h = hashlib.sha256()
-    for part in (_runtime_digest(), _tool_version(cxx), " ".join(flags), str(RUNTIME_HEADER)):
-        h.update(part.encode())
-        h.update(b"\0")
-    folder = cache_dir / f"emu-runtime-{h.hexdigest()[:24]}"
+    key = _digest(_runtime_digest(), _tool_version(cxx), " ".join(flags), str(RUNTIME_HEADER))
+    folder = cache_dir / f"emu-runtime-{key}"
     header = folder / "emu_runtime.h"
     if (folder / "emu_runtime.h.gch").is_file():
         try:
