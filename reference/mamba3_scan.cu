@@ -1,7 +1,8 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// `harness bench`: 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's
-// parts, and a windowed look-back"); earlier 158 us against 195 us before the running rotation
+// `harness bench`: 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM"); earlier
+// 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
+// windowed look-back"), 158 us against 195 us before the running rotation
 // without bank conflicts (notes, "The running rotation's bank conflicts"), 196 us against 207 us
 // at 2 blocks per SM (notes, "Three blocks per SM") and 222 us with 4-byte staging (notes,
 // "16-byte staging"), each step timed against the one before;
@@ -39,7 +40,10 @@
 // Layout. The state tile (d_state x 64 or 16 columns) lives in mma accumulator fragments whose
 // rows are permuted so that a thread holds both rows 2i, 2i+1 of a pair (rows g, g+8 of a
 // 16-row fragment are state rows 2g, 2g+1): the end rotation, the maps and the look-back are
-// thread-local, and the scratch holds each thread's fragment as float4s (coalesced).
+// thread-local, and the scratch holds each thread's fragment as float4s (coalesced). Shared memory
+// (55.3 KB at the official size, four blocks per SM): B, C and x of the chunk, B's region taken in
+// turn by the scores W, the look-back's composed maps and G; the angles never enter it (each thread
+// loads its steps' angles into registers for the running rotation).
 //
 // Scratch: agg and inclusive states, maps and flags per (unit, chunk), cached cudaMallocs
 // capped at 256 MB; sizes needing more run as several launches over groups of units.
@@ -75,18 +79,15 @@ template <int NP, int PT>
 struct Cfg {
     static constexpr int NPP = NP / 2;    // row pairs
     static constexpr int NT = PT / 8;     // 8-column mma tiles
-    static constexpr int SB = NP + 4;     // row stride of B, C
+    static constexpr int SB = NP + 4;     // row stride of B, C; columns NP .. NP+3 hold the segment totals
     static constexpr int SX = PT + 8;     // row stride of x and G: conflict-free B fragments
     static constexpr int SW = L + 4;      // row stride of the scores
-    static constexpr int OFF_B = 0;                         // B rows t0-1 .. t0+L-1
-    static constexpr int OFF_C = OFF_B + (L + 1) * SB;      // C rows t0 .. t0+L-1
-    static constexpr int OFF_TH = OFF_C + L * SB;           // theta [L][NPP]
-    static constexpr int OFF_SIN = OFF_TH + L * NPP;        // sin [L][NPP]; cos replaces theta
-    // one region in turn: theta, cos, sin (setup); the masked scores W [L][SW] (scores to W X);
-    // G [NP][SX] (after the look-back)
-    static constexpr int OFF_W = OFF_TH, OFF_G = OFF_TH;
-    static constexpr int REGION = cmax(2 * L * NPP, cmax(NP * SX, L * SW));
-    static constexpr int OFF_X = OFF_TH + REGION;           // x rows t0-1 .. t0+L-1
+    // one region in turn: B rows t0-1 .. t0+L-1 (to the scores); the masked scores W [L][SW]
+    // (scores to W X); the look-back's composed maps; G [NP][SX] (after the look-back)
+    static constexpr int OFF_B = 0, OFF_W = 0, OFF_CMAP = 0, OFF_G = 0;
+    static constexpr int REGION = cmax((L + 1) * SB, cmax(NP * SX, L * SW));
+    static constexpr int OFF_C = REGION;                    // C rows t0 .. t0+L-1
+    static constexpr int OFF_X = OFF_C + L * SB;            // x rows t0-1 .. t0+L-1
     static constexpr int OFF_VEC = OFF_X + (L + 1) * SX;    // dt, lam, cl, d, gamma, e, wend: [7][L]
     static constexpr int OFF_END = OFF_VEC + 7 * L;         // end rotation per pair: cos, sin
     static constexpr int OFF_MISC = OFF_END + 2 * NPP;      // ticket, flag
@@ -101,8 +102,9 @@ struct Cfg {
     // output tiles: NT >= 4: row blocks {w&1, 3-(w&1)} (balances the triangle) x NT/4 columns
     static constexpr int RBW = NT >= 4 ? 2 : 1;
     static constexpr int QN = NT >= 4 ? NT / 4 : 1;
-    static_assert(LB_WIN * NPP * 4 <= L * SB, "the look-back's composed maps fit in B's rows");
-    static_assert(OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_TH % 4 == 0 && OFF_X % 4 == 0 && SB % 4 == 0 &&
+    static_assert(LB_WIN * NPP * 4 <= REGION, "the look-back's composed maps fit in the region");
+    static_assert((TPP - 1) * NPP <= 2 * (2 * L + 1), "the segment totals fit in the rows' padding");
+    static_assert(OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_X % 4 == 0 && SB % 4 == 0 &&
                       SX % 4 == 0 && NPP % 4 == 0, "16-byte staging");
 };
 
@@ -137,7 +139,7 @@ __device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
     }
 }
 // which rows stage 16 bytes at a time (kernel argument `wide`)
-constexpr unsigned WIDE_P = 1, WIDE_N = 2, WIDE_I = 4;
+constexpr unsigned WIDE_P = 1, WIDE_N = 2;
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 
@@ -173,10 +175,9 @@ __device__ __forceinline__ unsigned long long read_status(const unsigned long lo
     return *(const volatile unsigned long long*)p;
 }
 
-// Three blocks (24 warps) per SM up to d_state 64: 80 registers (2 words spilled) and 74.3 KB of
-// shared memory, where 2 blocks of 102 registers and 97.9 KB left the schedulers idle more often.
+// Four blocks (32 warps) per SM up to d_state 64: 64 registers and 55.3 KB of shared memory.
 template <int NP, int PT>
-__global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1)
+__global__ void __launch_bounds__(THREADS, NP <= 64 ? 4 : 1)
 lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const float* __restrict__ C,
                 const float* __restrict__ dt, const float* __restrict__ A, const float* __restrict__ lam,
                 const float* __restrict__ theta, const float* __restrict__ skip, float* __restrict__ y,
@@ -188,8 +189,6 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     float* sm = reinterpret_cast<float*>(smem4);
     float* rB = sm + K::OFF_B + K::SB;  // row t0 (row t0-1 is just above)
     float* rC = sm + K::OFF_C;
-    float* rTh = sm + K::OFF_TH;
-    float* sn = sm + K::OFF_SIN;
     float* G = sm + K::OFF_G;
     float* rX = sm + K::OFF_X + K::SX;  // row t0
     float* W = sm + K::OFF_W;
@@ -203,6 +202,12 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     float* end_c = sm + K::OFF_END;
     float* end_s = end_c + K::NPP;
     unsigned* misc = reinterpret_cast<unsigned*>(sm + K::OFF_MISC);
+    // the running rotation's segment totals, float2 s: in the 4 padding columns of B's and C's rows
+    auto seg_total = [&](int s) {
+        const int row = s >> 1;
+        float* base = row <= L ? sm + K::OFF_B + row * K::SB : sm + K::OFF_C + (row - L - 1) * K::SB;
+        return reinterpret_cast<float2*>(base + NP + 2 * (s & 1));
+    };
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int g = lane >> 2, tg = lane & 3;  // mma fragment coordinates
@@ -227,6 +232,16 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     auto row_of = [&](int t) { return (b * seq_len + t) * H + h; };  // (b, t, h) row, fits in int
     const size_t slot = (size_t)u * nchunks + c;
 
+    // ---- the angles of this thread's steps of the running rotation (TPP threads per pair, SEG
+    // steps each) straight into registers, 0 (no turn) out of range; issued before the staging
+    const int pair = tid % K::NPP, part = tid / K::NPP, t_begin = part * K::SEG;
+    float th[K::SEG];
+#pragma unroll
+    for (int i = 0; i < K::SEG; ++i) {
+        const int t = t0 + t_begin + i;
+        th[i] = t < seq_len && pair < npairs ? __ldg(theta + (size_t)row_of(t) * npairs + pair) : 0.f;
+    }
+
     // ---- raw inputs of the chunk into shared memory; zero where out of range. 16-byte copies where
     // the rows allow them (`wide`): each copy costs a 64-bit row offset, and with 4-byte ones the
     // staging was a quarter of the kernel's instructions (Nsight Compute, SASS counts).
@@ -239,11 +254,6 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         const int t = t0 + r;
         const bool ok = t < seq_len && n < N;
         copy_w(w, rC + r * K::SB + n, ok ? C + (size_t)row_of(t) * N + n : C, ok);
-    });
-    stage_rows<L, K::NPP>(wide & WIDE_I, [&](int r, int j, int w) {  // theta rows t0 .. t0+L-1
-        const int t = t0 + r;
-        const bool ok = t < seq_len && j < npairs;
-        copy_w(w, rTh + r * K::NPP + j, ok ? theta + (size_t)row_of(t) * npairs + j : theta, ok);
     });
     stage_rows<L + 1, PT>(wide & WIDE_P, [&](int r, int p, int w) {  // x rows t0-1 .. t0+L-1
         const int t = t0 - 1 + r;
@@ -260,7 +270,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     __syncthreads();
     PHASE_AT(1, 0);
 
-    // ---- setup 1: decays (warp 0), cos/sin of every angle (all)
+    // ---- setup 1: decays (warp 0)
     if (warp == 0) {
         const float a0 = v_dt[lane] * A_h, a1 = v_dt[lane + 32] * A_h;
         float s0 = a0, s1 = a1;
@@ -285,49 +295,40 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             v_wend[t] = expf(cl_end - cl) * (t == L - 1 ? ga : e);
         }
     }
-    for (int f = tid; f < L * K::NPP; f += THREADS) {
-        float s, co;
-        sincosf(rTh[f], &s, &co);
-        rTh[f] = co;
-        sn[f] = s;
-    }
-    __syncthreads();
 
     // ---- setup 2: running rotation per pair (TPP threads per pair, SEG steps each), B and C
     // turned in place into Bg = R(-Phi) B, Cr = R(-Phi) C. The pairs lie side by side in a warp
     // (pair = tid % NPP), so that a warp's accesses to one step's row are consecutive words (a
     // pair's segments on consecutive lanes read rows 8 steps apart, in the same banks). Three
-    // passes, rotations commuting: each segment's running product in place; the totals of the
-    // segments before a thread's own; that offset on every step as its rows are turned (this
-    // pass only reads the angles, so the totals need no second barrier).
+    // passes, rotations commuting: each segment's running product, kept in registers; the totals
+    // of the segments before a thread's own, through shared memory; that offset on every step as
+    // its rows are turned.
     {
-        const int pair = tid % K::NPP, part = tid / K::NPP, t_begin = part * K::SEG;
-        float pc = 1.f, ps = 0.f;
+        float pc = 1.f, ps = 0.f, rc[K::SEG], rs[K::SEG];
 #pragma unroll
         for (int i = 0; i < K::SEG; ++i) {
-            const int f = (t_begin + i) * K::NPP + pair;
-            const float co = rTh[f], s = sn[f];
+            float s, co;
+            sincosf(th[i], &s, &co);
             const float nc = pc * co - ps * s, ns = pc * s + ps * co;
             pc = nc;
             ps = ns;
-            rTh[f] = pc;
-            sn[f] = ps;
+            rc[i] = pc;
+            rs[i] = ps;
         }
+        if (part < K::TPP - 1) *seg_total(part * K::NPP + pair) = make_float2(pc, ps);
         __syncthreads();
         float oc = 1.f, os = 0.f;  // the segments before this one
         for (int q = 0; q < part; ++q) {
-            const int f = (q * K::SEG + K::SEG - 1) * K::NPP + pair;
-            const float co = rTh[f], s = sn[f];
-            const float nc = oc * co - os * s, ns = oc * s + os * co;
+            const float2 cs = *seg_total(q * K::NPP + pair);
+            const float nc = oc * cs.x - os * cs.y, ns = oc * cs.y + os * cs.x;
             oc = nc;
             os = ns;
         }
-#pragma unroll 4
+#pragma unroll
         for (int i = 0; i < K::SEG; ++i) {
-            const int t = t_begin + i, f = t * K::NPP + pair;
-            const float co = rTh[f], s = sn[f];
-            pc = oc * co - os * s;
-            ps = oc * s + os * co;
+            const int t = t_begin + i;
+            pc = oc * rc[i] - os * rs[i];
+            ps = oc * rs[i] + os * rc[i];
             float* bt = rB + t * K::SB + 2 * pair;
             float* ct = rC + t * K::SB + 2 * pair;
             const float b0 = bt[0], b1 = bt[1], c0 = ct[0], c1 = ct[1];
@@ -352,6 +353,9 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     const int my_pair = s_rb * 8 + g;  // state rows 2 my_pair, 2 my_pair + 1
     const float bn0 = (1.f - v_lam[0]) * v_dt[0];
     float agg[K::TPW][4];
+    // B_{t0-1} of this thread's pair, for G after the look-back (W, the maps and G go over B's rows)
+    const float* bprev = sm + K::OFF_B;  // B_{t0-1}, not rotated
+    const float bp0 = has_state ? bprev[2 * my_pair] : 0.f, bp1 = has_state ? bprev[2 * my_pair + 1] : 0.f;
     float* my_agg = (c == 0 ? incl_buf : agg_buf) + slot * K::STATE;  // chunk 0: h_in = 0, agg is inclusive
     if (has_state) {
 #pragma unroll
@@ -377,9 +381,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         }
         const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
         const float w_prev = d_end * bn0;
-        const float* bprev = sm + K::OFF_B;  // B_{t0-1}, not rotated
         const float* xprev = sm + K::OFF_X;
-        const float be = w_prev * bprev[2 * my_pair], bo = w_prev * bprev[2 * my_pair + 1];
+        const float be = w_prev * bp0, bo = w_prev * bp1;
 #pragma unroll
         for (int q = 0; q < K::TPW; ++q) {
             const int col = (s_nt0 + q) * 8 + 2 * tg;
@@ -403,14 +406,18 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     PHASE_AT(3, 0);
 
     // ---- scores W = (Cr Bg^T) * exp(cl_i - cl_j) * e, lower triangle: 20 tiles of 16 x 8
-    // (tile s: row block rb with rb(rb+1) <= s, column tile s - rb(rb+1))
+    // (tile s: row block rb with rb(rb+1) <= s, column tile s - rb(rb+1)); held in registers until
+    // every warp is done with B, whose rows W takes
+    constexpr int SCORE_Q = (20 + WARPS - 1) / WARPS;
+    float sacc[SCORE_Q][4];
 #pragma unroll
-    for (int q = 0; q < 3; ++q) {
+    for (int q = 0; q < SCORE_Q; ++q) {
         const int s = warp + WARPS * q;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sacc[q][i] = 0.f;
         if (s < 20) {
             const int rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
             const int nt = s - rb * (rb + 1);
-            float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 4
             for (int k0 = 0; k0 < NP; k0 += 8) {
                 const float* ar = rC + (rb * 16 + g) * K::SB + k0 + tg;
@@ -420,14 +427,23 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 uint32_t ah[4], al[4], bh2[2], bl2[2];
                 split(a, ah, al);
                 split(bb, bh2, bl2);
-                mma3(acc, ah, al, bh2, bl2);
+                mma3(sacc[q], ah, al, bh2, bl2);
             }
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < SCORE_Q; ++q) {
+        const int s = warp + WARPS * q;
+        if (s < 20) {
+            const int rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
+            const int nt = s - rb * (rb + 1);
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 const int r = rb * 16 + g + (i >= 2 ? 8 : 0);
                 const int j = nt * 8 + 2 * tg + (i & 1);
                 float v = 0.f;
-                if (j <= r) v = acc[i] * __expf(v_cl[r] - v_cl[j]) * (j == r ? v_ga[j] : v_e[j]);
+                if (j <= r) v = sacc[q][i] * __expf(v_cl[r] - v_cl[j]) * (j == r ? v_ga[j] : v_e[j]);
                 W[r * K::SW + j] = v;
             }
         }
@@ -480,9 +496,9 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         for (int i = 0; i < 4; ++i) hin[q][i] = 0.f;
     if (c > 0) {
         const size_t unit_slots = (size_t)u * nchunks;
-        // the composed map in front of each chunk of a window, per pair: in B's rows, which nothing
-        // reads after the scores
-        float4* cmap = reinterpret_cast<float4*>(rB);
+        // the composed map in front of each chunk of a window, per pair: over W, which every warp
+        // is done with at the first barrier below
+        float4* cmap = reinterpret_cast<float4*>(sm + K::OFF_CMAP);
         float4 carried = make_float4(1.f, 1.f, 0.f, 0.f);  // thread i < NPP: maps of the windows folded so far
         for (int j0 = c - 1;; j0 -= LB_WIN) {
             if (warp == 0) {
@@ -583,9 +599,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         __syncthreads();  // G goes over W, which W X reads until every warp is done
     }
     if (has_state) {
-        const float* bprev = sm + K::OFF_B;
         const float* xprev = sm + K::OFF_X;
-        const float be = bn0 * bprev[2 * my_pair], bo = bn0 * bprev[2 * my_pair + 1];
+        const float be = bn0 * bp0, bo = bn0 * bp1;
 #pragma unroll
         for (int q = 0; q < K::TPW; ++q) {
             const int col = (s_nt0 + q) * 8 + 2 * tg;
@@ -699,8 +714,8 @@ void launch(const float* x, const float* B, const float* C, const float* dt, con
     unsigned long long* counter = sc.words;
     unsigned long long* status = sc.words + 1;
     auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    const unsigned wide = (P % 4 == 0 && aligned(x) ? WIDE_P : 0) | (N % 4 == 0 && aligned(B) && aligned(C) ? WIDE_N : 0) |
-                          (N % 8 == 0 && aligned(theta) ? WIDE_I : 0);
+    const unsigned wide = (P % 4 == 0 && aligned(x) ? WIDE_P : 0) |
+                          (N % 4 == 0 && aligned(B) && aligned(C) ? WIDE_N : 0);
     for (int begin = 0; begin < total_units; begin += group) {
         const int units = total_units - begin < group ? total_units - begin : group;
         ++sc.epoch;

@@ -56,7 +56,7 @@ int main() {
     call();  // the call whose phases are printed
     if (cudaDeviceSynchronize() != cudaSuccess) return std::printf("CUDA error\n"), 1;
 
-    std::printf("call median %.1f us (%lld blocks); lives summed per SM %.1f us (3 blocks per SM)\n", whole, blocks,
+    std::printf("call median %.1f us (%lld blocks); lives summed per SM %.1f us\n", whole, blocks,
                 life_per_sm(log, blocks, 0, 8));
     print_phases(log, blocks, {"inputs staged", "decays, angles, rotation", "state update, published", "scores",
                                "W X (warp 0's tiles)", "look-back, inclusive state published", "G stored",
