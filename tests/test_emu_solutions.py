@@ -50,8 +50,12 @@ SIZES_NOT_IN_THE_CHALLENGE_TESTS = {
         "state_32_fast_decay": ({"batch": 3, "seq_len": 65, "d_model": 40, "d_state": 32}, "fast_decay"),
     },
     # time in tiles of 32 or 64 steps: d_state 128 over several of them, state
-    # and column counts that fill no tile, 97 columns, one row pair
+    # and column counts that fill no tile, 97 columns, one row pair; d_state
+    # 17-32 (16 row pairs: 16 threads per pair in the reference's running
+    # rotation) with tiles of 64 and of 16 columns
     "mamba3_scan": {
+        "state_24_columns_40": ({"batch": 1, "seq_len": 130, "n_heads": 2, "head_dim": 40, "d_state": 24}, "large_angles"),
+        "state_32_columns_12": ({"batch": 2, "seq_len": 100, "n_heads": 1, "head_dim": 12, "d_state": 32}, "long_memory"),
         "state_128_five_chunks": ({"batch": 1, "seq_len": 300, "n_heads": 2, "head_dim": 9, "d_state": 128}, "moderate"),
         "state_100_columns_33": ({"batch": 1, "seq_len": 150, "n_heads": 1, "head_dim": 33, "d_state": 100}, "long_memory"),
         "columns_97": ({"batch": 1, "seq_len": 130, "n_heads": 1, "head_dim": 97, "d_state": 8}, "large_angles"),
