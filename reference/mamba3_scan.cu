@@ -105,7 +105,7 @@ struct Cfg {
     static_assert(LB_WIN * NPP * 4 <= REGION, "the look-back's composed maps fit in the region");
     static_assert((TPP - 1) * NPP <= 2 * (2 * L + 1), "the segment totals fit in the rows' padding");
     static_assert(OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_X % 4 == 0 && SB % 4 == 0 &&
-                      SX % 4 == 0 && NPP % 4 == 0, "16-byte staging");
+                      SX % 4 == 0, "16-byte staging");
 };
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -169,6 +169,12 @@ __device__ __forceinline__ void mma3(float (&d)[4], const uint32_t (&ah)[4], con
     mma_tf32(d, al, bh);
     mma_tf32(d, ah, bl);
     mma_tf32(d, ah, bh);
+}
+
+// The lower-triangle 16 x 8 tiles of an L x L matrix: 20 of them, tile s -> (row block, column tile).
+__device__ __forceinline__ void tri_tile(int s, int& rb, int& nt) {
+    rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
+    nt = s - rb * (rb + 1);
 }
 
 __device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
@@ -354,8 +360,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     const int my_pair = s_rb * 8 + g;  // state rows 2 my_pair, 2 my_pair + 1
     const float bn0 = (1.f - v_lam[0]) * v_dt[0];
     float agg[K::TPW][4];
-    // B_{t0-1} of this thread's pair, for G after the look-back (W, the maps and G go over B's rows)
-    const float* bprev = sm + K::OFF_B;  // B_{t0-1}, not rotated
+    // B_{t0-1} (not rotated) of this thread's pair, kept for G: W, the maps and G go over B's rows
+    const float* bprev = sm + K::OFF_B;
     const float bp0 = has_state ? bprev[2 * my_pair] : 0.f, bp1 = has_state ? bprev[2 * my_pair + 1] : 0.f;
     float* my_agg = (c == 0 ? incl_buf : agg_buf) + slot * K::STATE;  // chunk 0: h_in = 0, agg is inclusive
     if (has_state) {
@@ -407,8 +413,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     PHASE_AT(3, 0);
 
     // ---- scores W = (Cr Bg^T) * exp(cl_i - cl_j) * e, lower triangle: 20 tiles of 16 x 8
-    // (tile s: row block rb with rb(rb+1) <= s, column tile s - rb(rb+1)); held in registers until
-    // every warp is done with B, whose rows W takes
+    // (tri_tile); held in registers until every warp is done with B, whose rows W takes
     constexpr int SCORE_Q = (20 + WARPS - 1) / WARPS;
     float sacc[SCORE_Q][4];
 #pragma unroll
@@ -417,8 +422,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
 #pragma unroll
         for (int i = 0; i < 4; ++i) sacc[q][i] = 0.f;
         if (s < 20) {
-            const int rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
-            const int nt = s - rb * (rb + 1);
+            int rb, nt;
+            tri_tile(s, rb, nt);
 #pragma unroll 4
             for (int k0 = 0; k0 < NP; k0 += 8) {
                 const float* ar = rC + (rb * 16 + g) * K::SB + k0 + tg;
@@ -437,8 +442,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     for (int q = 0; q < SCORE_Q; ++q) {
         const int s = warp + WARPS * q;
         if (s < 20) {
-            const int rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
-            const int nt = s - rb * (rb + 1);
+            int rb, nt;
+            tri_tile(s, rb, nt);
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
                 const int r = rb * 16 + g + (i >= 2 ? 8 : 0);
