@@ -203,6 +203,7 @@ struct Problem {
     float* agg2;                // per (head in group, chunk): BAgg_c                     [N][P]
     float* incl2;               // per (head in group, chunk): dGin(c)                    [N][P]
     float* gfut;                // per (head in group, chunk): Gfut(c), only at S = 128  [N][P]
+    float2* rot;                // per (head in group, chunk, step, pair): cos, sin of Phi_t (gradient kernel)
     float4* maps;               // per (head in group, chunk, pair): dec_end, cos, sin of Phi_end, 0
     unsigned long long *status1, *status2;  // flag words per (head in group, chunk)
     unsigned long long *counter1, *counter2;
@@ -476,8 +477,11 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, cons
     }
 }
 
+constexpr int cmax(int a, int b) { return a > b ? a : b; }
+
 // ---------------------------------------------------------------------------------------------
 // Kernel 1: the forward carry. One block per (chunk, head in group), tickets chunk-major ascending.
+
 template <int NP, int PP>
 struct Cfg1 {
     static constexpr int NPP = NP / 2;
@@ -669,39 +673,47 @@ template <int NP, int PP>
 struct Cfg2 {
     static constexpr int NPP = NP / 2;
     static constexpr int SN = NP + 4, SP = PP + 4;
-    // one block per SM from S = 64 on (shared memory): 16 warps there, so that each scheduler
-    // has 4 warps to switch between (8 warps: 2 per scheduler, 23.7 % issue under ncu)
-    static constexpr int WARPS = NP >= 64 ? GRAD_WARPS : 8;
+    static constexpr bool STAGE = NP <= 64 && PP <= 64;  // Gin and Gfut in shared memory
+    // Up to S = 64, two blocks of 8 warps per SM (113 KB of shared memory each at most): one block's
+    // barriers and round trips are the other's issue slots. At S = 128 one block of GRAD_WARPS.
+    static constexpr int WARPS = STAGE ? 8 : GRAD_WARPS;
+    static constexpr int BLOCKS_PER_SM = STAGE ? 2 : 1;
     static constexpr int THREADS = 32 * WARPS;
     static constexpr int TPAIR = 2;  // 16 x 8 tiles side by side per warp in the products that allow it
-    static constexpr bool STAGE = NP <= 64 && PP <= 64;  // Gin and Gfut in shared memory
     static constexpr int GSZ = STAGE ? NP * SP : 0;
+    static constexpr int TPP = THREADS / NPP, SEG = L / TPP;  // the running rotation: threads per pair, steps each
+    // Six regions, each taken in turn (phases of the kernel in brackets):
+    //   RX:  x [L][SP] (staging .. D), then Gfut [NP][SP] (look-back .. Gx)
+    //   RDY: dY [L][SP] (staging .. dCr), then x again (Gx)
+    //   B, C: Bg, Cr [L][SN] (staging .. the end)
+    //   M1:  Dec Q [L][SL] (Q .. dx), then Gin [NP][SP] (dCr), then dPhi [L][SL] (Gx .. dtheta)
+    //   M2:  Dec D [L][SL] (D .. Gx)
+    // the angles never enter shared memory (registers, then the scratch `rot` for the epilogues)
     static constexpr int OFF_X = 0;
-    static constexpr int OFF_DY = OFF_X + L * SP;
-    static constexpr int OFF_B = OFF_DY + L * SP;    // B, then Bg
-    static constexpr int OFF_C = OFF_B + L * SN;     // C, then Cr
-    static constexpr int OFF_M1 = OFF_C + L * SN;    // theta [L][NPP], then Dec Q, then dPhi
-    static constexpr int OFF_M2 = OFF_M1 + L * SL;   // Dec D
-    static constexpr int OFF_ROT = OFF_M2 + L * SL;  // cos, sin of Phi_t: [L][NPP][2]
-    static constexpr int OFF_GIN = OFF_ROT + 2 * L * NPP;
-    static constexpr int OFF_GF = OFF_GIN + GSZ;     // dGin(c+1), then Gfut(c)
-    static constexpr int OFF_V = OFF_GF + GSZ;
-    static constexpr int OFF_CMAP = OFF_V + V_COUNT * SL;
-    static constexpr int OFF_XPREV = OFF_CMAP + 4 * NPP * LB_WIN;
+    static constexpr int OFF_DY = OFF_X + cmax(L * SP, GSZ);
+    static constexpr int OFF_B = OFF_DY + L * SP;
+    static constexpr int OFF_C = OFF_B + L * SN;
+    static constexpr int OFF_M1 = OFF_C + L * SN;
+    static constexpr int OFF_M2 = OFF_M1 + cmax(L * SL, GSZ);
+    static constexpr int OFF_V = OFF_M2 + L * SL;
+    static constexpr int OFF_CMAP = OFF_V + V_COUNT * SL;  // the look-back's maps; the rotation's segment totals
+    static constexpr int OFF_XPREV = OFF_CMAP + cmax(4 * NPP * LB_WIN, 2 * THREADS);
     static constexpr int OFF_BPREV = OFF_XPREV + PP;
     static constexpr int OFF_CROSS = OFF_BPREV + NP;
-    static constexpr int OFF_MISC = OFF_CROSS + NPP;
+    static constexpr int OFF_END = OFF_CROSS + NPP;  // cos, sin of Phi_end per pair
+    static constexpr int OFF_MISC = OFF_END + 2 * NPP;
     static constexpr int OFF_CL = OFF_MISC + 8;      // cl_t in double: [L]
     static constexpr int FLOATS = OFF_CL + 2 * L;
-    static_assert(L * NPP <= L * SL, "theta fits in M1");
+    static_assert(THREADS % NPP == 0 && L % TPP == 0, "whole segments of steps per thread");
     static_assert(L % 32 == 0 && L <= THREADS, "one thread per step in whole warps");
-    static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0 && OFF_ROT % 2 == 0, "alignment");
-    static_assert(OFF_DY % 4 == 0 && OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_M1 % 4 == 0 && OFF_GIN % 4 == 0 &&
+    static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0 && OFF_END % 2 == 0, "alignment");
+    static_assert(OFF_DY % 4 == 0 && OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_M1 % 4 == 0 &&
                       SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
+    static_assert(!STAGE || (size_t)FLOATS * 4 + 1024 <= 233472 / 2, "two blocks per SM");
 };
 
 template <int NP, int PP>
-__global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem pr, int units) {
+__global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PER_SM) grad_kernel(Problem pr, int units) {
     using K = Cfg2<NP, PP>;
     constexpr int NW = K::WARPS, NT = K::THREADS, TPAIR = K::TPAIR;
     extern __shared__ float4 smem4[];
@@ -711,9 +723,8 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     float* sB = sm + K::OFF_B;
     float* sC = sm + K::OFF_C;
     float* sM1 = sm + K::OFF_M1;
-    float* sTh = sm + K::OFF_M1;
     float* sM2 = sm + K::OFF_M2;
-    float* sRot = sm + K::OFF_ROT;
+    float2* rot_end = reinterpret_cast<float2*>(sm + K::OFF_END);
     float* V = sm + K::OFF_V;
     auto vec = [&](int which) { return V + which * SL; };
     float* v_dt = vec(V_DT);
@@ -751,9 +762,20 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
     const bool has_prev = c > 0, has_next = c + 1 < nc;
     // Gin(c) (kernel 1's inclusive state of chunk c-1) and Gfut(c): shared memory, or global at S = 128
-    float* gf = K::STAGE ? sm + K::OFF_GF : pr.gfut + slot * mat;
-    const float* gin = K::STAGE ? sm + K::OFF_GIN : pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
+    float* gf = K::STAGE ? sm + K::OFF_X : pr.gfut + slot * mat;
+    const float* gin = K::STAGE ? sm + K::OFF_M1 : pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
     const int gld = K::STAGE ? K::SP : P;
+    float2* rot = pr.rot + slot * (size_t)L * npairs;  // this chunk's Phi_t, for the epilogues
+
+    // ---- the angles of this thread's steps of the running rotation (TPP threads per pair, SEG
+    // steps each) straight into registers, 0 (no turn) out of range; issued before the staging
+    const int pair = tid % K::NPP, part = tid / K::NPP, t_begin = part * K::SEG;
+    float th[K::SEG];
+#pragma unroll
+    for (int k = 0; k < K::SEG; ++k) {
+        const int t = t0 + t_begin + k;
+        th[k] = t < T && pair < npairs ? __ldg(pr.theta + (size_t)row_of(t) * npairs + pair) : 0.f;
+    }
 
     // ---- the chunk's inputs (and Gin(c)) into shared memory, zero where out of range
     stage_rows<NT, L, PP>(pr.vec_p, [&](int r, int p, int w) {
@@ -770,11 +792,6 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         copy_w(w, sB + r * K::SN + n, pr.B + o, ok);
         copy_w(w, sC + r * K::SN + n, pr.C + o, ok);
     });
-    stage_rows<NT, L, K::NPP>(pr.vec_i, [&](int r, int i, int w) {
-        const int t = t0 + r;
-        const bool ok = t < T && i < npairs;
-        copy_w(w, sTh + r * K::NPP + i, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
-    });
     for (int f = tid; f <= L; f += NT) {  // one step past the chunk: bn of the next chunk's first step
         const bool ok = t0 + f < T;
         copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
@@ -788,23 +805,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         const bool ok = has_prev && f < N;
         copy4(bprev + f, ok ? pr.B + (size_t)row_of(t0 - 1) * N + f : pr.B, ok);
     }
-    if (K::STAGE) {
-        float* sGin = sm + K::OFF_GIN;
-        const float* src = pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
-        stage_rows<NT, NP, PP>(pr.vec_p, [&](int n, int p, int w) {
-            const bool ok = has_prev && n < N && p < P;
-            copy_w(w, sGin + n * K::SP + p, ok ? src + (size_t)n * P + p : pr.incl1, ok);
-        });
-    }
     copy_commit();
-    if (K::STAGE) {
-        for (int f = tid; f < NP * K::SP; f += NT) gf[f] = 0.f;  // padding included
-    } else {
-        for (int f = tid; f < N * P; f += NT) {
-            const int n = div_p(f, pr.pdiv);
-            gf[n * gld + f - n * P] = 0.f;
-        }
-    }
     for (int f = tid; f < K::NPP; f += NT) crossend[f] = 0.f;
     for (int f = tid; f < L; f += NT) v_crdcr[f] = v_dgam[f] = 0.f;
     if (tid < 2) misc[tid] = 0.f;
@@ -829,9 +830,49 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
             v_e[t] = gam + bnn;
         }
     }
-    for (int f = tid; f < L * K::NPP; f += NT) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
-    __syncthreads();
-    running_rotation<K::NPP, NT>(sRot, sB, sC, K::SN);  // Bg = R(-Phi) B, Cr = R(-Phi) C in place
+    // the running rotation as in the state kernel's running_rotation, each segment's running
+    // products in registers and only the segments' totals through shared memory (the look-back's
+    // maps' place); Bg = R(-Phi) B, Cr = R(-Phi) C in place, Phi_t to the scratch for the epilogues
+    {
+        float2* totals = reinterpret_cast<float2*>(cmap);
+        float pc = 1.f, ps = 0.f, rc[K::SEG], rs[K::SEG];
+#pragma unroll
+        for (int k = 0; k < K::SEG; ++k) {
+            float sn, cs;
+            sincosf(th[k], &sn, &cs);
+            const float nc = pc * cs - ps * sn, ns = pc * sn + ps * cs;
+            pc = nc;
+            ps = ns;
+            rc[k] = pc;
+            rs[k] = ps;
+        }
+        if (part < K::TPP - 1) totals[part * K::NPP + pair] = make_float2(pc, ps);
+        __syncthreads();
+        float oc = 1.f, os = 0.f;  // the segments before this one
+        for (int q = 0; q < part; ++q) {
+            const float2 cs = totals[q * K::NPP + pair];
+            const float nc = oc * cs.x - os * cs.y, ns = oc * cs.y + os * cs.x;
+            oc = nc;
+            os = ns;
+        }
+        {  // a composed rotation's length drifts with its depth (up to TPP - 1 totals): back to 1
+            const float r = rsqrtf(oc * oc + os * os);
+            oc *= r;
+            os *= r;
+        }
+#pragma unroll
+        for (int k = 0; k < K::SEG; ++k) {
+            const int t = t_begin + k;
+            const float c = oc * rc[k] - os * rs[k], sn = oc * rs[k] + os * rc[k];
+            float2* b2 = reinterpret_cast<float2*>(sB + t * K::SN + 2 * pair);
+            float2* c2 = reinterpret_cast<float2*>(sC + t * K::SN + 2 * pair);
+            const float2 bv = *b2, cv = *c2;
+            *b2 = make_float2(c * bv.x + sn * bv.y, c * bv.y - sn * bv.x);
+            *c2 = make_float2(c * cv.x + sn * cv.y, c * cv.y - sn * cv.x);
+            if (pair < npairs) rot[t * npairs + pair] = make_float2(c, sn);
+            if (t == L - 1) rot_end[pair] = make_float2(c, sn);
+        }
+    }
     __syncthreads();
     PHASE_AT(2, 0);
 
@@ -883,6 +924,15 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     }
 
     PHASE_AT(4, 0);  // warp 0's tiles done
+    __syncthreads();  // D has read x: Gfut takes its place
+    if (K::STAGE) {
+        for (int f = tid; f < NP * K::SP; f += NT) gf[f] = 0.f;  // padding included
+    } else {
+        for (int f = tid; f < N * P; f += NT) {
+            const int n = div_p(f, pr.pdiv);
+            gf[n * gld + f - n * P] = 0.f;
+        }
+    }
     // ---- look back over chunks c+1, c+2, ... for dGin(c+1); then the chunk-end terms (cross and
     // dot of Gin(c+1) and dGin(c+1)), Gfut(c) = R(-Phi_end) dGin(c+1), the part
     // B_{t0-1} . dec_end Gfut x_{t0-1} of alpha_t0 dbeta_t0, and dGin(c) = BAgg + dec_end Gfut published
@@ -893,7 +943,6 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
         const float* Gnext = pr.incl1 + slot * mat;
         const float* bagg = pr.agg2 + slot * mat;
         float* incl = pr.incl2 + slot * mat;
-        const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
         const float dec_end = v_dec[L - 1];
         float dot = 0.f, ab = 0.f;
         // W columns per lane (16 bytes when head_dim allows), every load of a lane's group issued
@@ -922,7 +971,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
                     b0.load_cg(bagg + o0);
                     b1.load_cg(bagg + o1);
                     xp.load(xprev + p);
-                    const float co = rot_end[2 * i], sn = rot_end[2 * i + 1];
+                    const float co = rot_end[i].x, sn = rot_end[i].y;
                     const float bp0 = bprev[2 * i], bp1 = bprev[2 * i + 1];
 #pragma unroll
                     for (int e = 0; e < W; ++e) {
@@ -1004,55 +1053,97 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, 1) grad_kernel(Problem 
     __syncthreads();  // sM1 (Dec Q) is free: it takes dPhi below
     PHASE_AT(7, 0);
 
-    // ---- dCr = (Dec e D) Bg + dec (dY Gin^T) and Gx = (Dec D)^T Cr + decend (X Gfut^T), the same
-    // tile of both in one warp, so that the epilogue has every per-(t, pair) quantity at hand
-    {
-        constexpr int GT = NP / 8 / TPAIR;
-        for (int j = warp; j < 4 * GT; j += NW) {
-            const int m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
-            if (n0g >= N) continue;  // whole warp: the shuffles below stay converged
-            float dcr[TPAIR][4] = {}, gx[TPAIR][4] = {};
-            mma_tiles(dcr, m0, n0g, 0, m0 + 16,
-                      [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
-                      [&](int s, int n) { return sB[s * K::SN + n]; });
-            if (has_prev)
-                mma_tiles(dcr, m0, n0g, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
-                          [&](int p, int n) { return gin_at(n, p); });
-            mma_tiles(gx, m0, n0g, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
-                      [&](int s, int n) { return sC[s * K::SN + n]; });
-            if (has_next)
-                mma_tiles(gx, m0, n0g, 0, Pk, [&](int t, int p) { return sX[t * K::SP + p] * v_decend[t]; },
-                          [&](int p, int n) { return gf_at(n, p); });
+    // ---- dCr = (Dec e D) Bg + dec (dY Gin^T), then Gx = (Dec D)^T Cr + decend (X Gfut^T): the same
+    // tiles in the same warps, so that each thread's share of dPhi (a term from each) stays in its
+    // registers between the two. Gin comes into M1 (Dec Q is done with) first, x back into dY's
+    // place (dCr is done with dY) between them.
+    if (K::STAGE) {
+        const float* src = pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
+        float* sGin = sm + K::OFF_M1;
+        stage_rows<NT, NP, PP>(pr.vec_p, [&](int n, int p, int w) {
+            const bool ok = has_prev && n < N && p < P;
+            copy_w(w, sGin + n * K::SP + p, ok ? src + (size_t)n * P + p : pr.incl1, ok);
+        });
+        copy_commit();
+        copy_wait_all();
+        __syncthreads();
+    }
+    constexpr int GT = NP / 8 / TPAIR, GROUPS = 4 * GT, JW = (GROUPS + NW - 1) / NW;
+    float dphi[JW][TPAIR][2];  // (dcr0 cr1 - dcr1 cr0) + (dbg0 bg1 - dbg1 bg0) per (row half, tile)
 #pragma unroll
-            for (int q = 0; q < TPAIR; ++q) {
-                if (n0g + 8 * q >= N) break;  // whole warp
+    for (int jj = 0; jj < JW; ++jj) {
+        const int j = warp + jj * NW, m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
+        if (j >= GROUPS || n0g >= N) continue;  // whole warp: the shuffles below stay converged
+        float dcr[TPAIR][4] = {};
+        mma_tiles(dcr, m0, n0g, 0, m0 + 16,
+                  [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
+                  [&](int s, int n) { return sB[s * K::SN + n]; });
+        if (has_prev)
+            mma_tiles(dcr, m0, n0g, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
+                      [&](int p, int n) { return gin_at(n, p); });
 #pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const int t = m0 + g + 8 * half, n = n0g + 8 * q + 2 * tg, i = n / 2;
-                    const float dcr0 = dcr[q][2 * half], dcr1 = dcr[q][2 * half + 1];
-                    const float gx0 = gx[q][2 * half], gx1 = gx[q][2 * half + 1];
-                    const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
-                    const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
-                    float crd = cr0 * dcr0 + cr1 * dcr1, dg = bg0 * gx0 + bg1 * gx1;
-                    crd += __shfl_xor_sync(0xffffffffu, crd, 1);
-                    dg += __shfl_xor_sync(0xffffffffu, dg, 1);
-                    crd += __shfl_xor_sync(0xffffffffu, crd, 2);
-                    dg += __shfl_xor_sync(0xffffffffu, dg, 2);
-                    if (tg == 0) {
-                        atomicAdd(&v_crdcr[t], crd);
-                        atomicAdd(&v_dgam[t], dg);
-                    }
-                    const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
-                    const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
-                    sM1[t * SL + i] = (dcr0 * cr1 - dcr1 * cr0) + (dbg0 * bg1 - dbg1 * bg0);
-                    if (t0 + t < T && n < N) {
-                        const float pc = sRot[2 * (t * K::NPP + i)], ps = sRot[2 * (t * K::NPP + i) + 1];
-                        const size_t o = (size_t)row_of(t0 + t) * N + n;
-                        pr.dB[o] = pc * dbg0 - ps * dbg1;
-                        pr.dB[o + 1] = ps * dbg0 + pc * dbg1;
-                        pr.dC[o] = pc * dcr0 - ps * dcr1;
-                        pr.dC[o + 1] = ps * dcr0 + pc * dcr1;
-                    }
+        for (int q = 0; q < TPAIR; ++q) {
+            if (n0g + 8 * q >= N) break;  // whole warp
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int t = m0 + g + 8 * half, n = n0g + 8 * q + 2 * tg, i = n / 2;
+                const float dcr0 = dcr[q][2 * half], dcr1 = dcr[q][2 * half + 1];
+                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+                float crd = cr0 * dcr0 + cr1 * dcr1;
+                crd += __shfl_xor_sync(0xffffffffu, crd, 1);
+                crd += __shfl_xor_sync(0xffffffffu, crd, 2);
+                if (tg == 0) atomicAdd(&v_crdcr[t], crd);
+                dphi[jj][q][half] = dcr0 * cr1 - dcr1 * cr0;
+                if (t0 + t < T && n < N) {
+                    const float2 r = rot[t * npairs + i];
+                    const size_t o = (size_t)row_of(t0 + t) * N + n;
+                    pr.dC[o] = r.x * dcr0 - r.y * dcr1;
+                    pr.dC[o + 1] = r.y * dcr0 + r.x * dcr1;
+                }
+            }
+        }
+    }
+    __syncthreads();  // dY and Gin are done with
+    stage_rows<NT, L, PP>(pr.vec_p, [&](int r, int p, int w) {
+        const int t = t0 + r;
+        const bool ok = t < T && p < P;
+        copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? (size_t)row_of(t) * P + p : 0), ok);
+    });
+    copy_commit();
+    copy_wait_all();
+    __syncthreads();
+    const float* sXg = sDY;  // x again
+#pragma unroll
+    for (int jj = 0; jj < JW; ++jj) {
+        const int j = warp + jj * NW, m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
+        if (j >= GROUPS || n0g >= N) continue;  // whole warp: the shuffles below stay converged
+        float gx[TPAIR][4] = {};
+        mma_tiles(gx, m0, n0g, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
+                  [&](int s, int n) { return sC[s * K::SN + n]; });
+        if (has_next)
+            mma_tiles(gx, m0, n0g, 0, Pk, [&](int t, int p) { return sXg[t * K::SP + p] * v_decend[t]; },
+                      [&](int p, int n) { return gf_at(n, p); });
+#pragma unroll
+        for (int q = 0; q < TPAIR; ++q) {
+            if (n0g + 8 * q >= N) break;  // whole warp
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int t = m0 + g + 8 * half, n = n0g + 8 * q + 2 * tg, i = n / 2;
+                const float gx0 = gx[q][2 * half], gx1 = gx[q][2 * half + 1];
+                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+                const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
+                float dg = bg0 * gx0 + bg1 * gx1;
+                dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+                dg += __shfl_xor_sync(0xffffffffu, dg, 2);
+                if (tg == 0) atomicAdd(&v_dgam[t], dg);
+                const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
+                const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
+                sM1[t * SL + i] = dphi[jj][q][half] + (dbg0 * bg1 - dbg1 * bg0);
+                if (t0 + t < T && n < N) {
+                    const float2 r = rot[t * npairs + i];
+                    const size_t o = (size_t)row_of(t0 + t) * N + n;
+                    pr.dB[o] = r.x * dbg0 - r.y * dbg1;
+                    pr.dB[o + 1] = r.y * dbg0 + r.x * dbg1;
                 }
             }
         }
@@ -1184,9 +1275,10 @@ void run(Problem pr, int batch, float* dA, float* dskip) {
         cudaFuncSetAttribute(grad_kernel<S, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem2);
         attr_set = true;
     }
-    // per slot: agg1, incl1, agg2, incl2 (and gfut when not staged), N x P each, and the map
+    // per slot: agg1, incl1, agg2, incl2 (and gfut when not staged), N x P each, the map, and the
+    // gradient kernel's Phi_t (L x npairs float2)
     const size_t mat = (size_t)pr.N * pr.P, mats = K2::STAGE ? 4 : 5;
-    const size_t slot_floats = mats * mat + 4 * (size_t)npairs;
+    const size_t slot_floats = mats * mat + 4 * (size_t)npairs + 2 * (size_t)L * npairs;
     const size_t per_head = (sizeof(float) * slot_floats + 2 * sizeof(unsigned long long)) * nc;
     const int group = (int)std::max<size_t>(1, std::min<size_t>(nbh, SCRATCH_CAP / per_head));
     const size_t slots = (size_t)group * nc;
@@ -1204,6 +1296,7 @@ void run(Problem pr, int batch, float* dA, float* dskip) {
     pr.agg2 = pr.incl1 + slots * mat;
     pr.incl2 = pr.agg2 + slots * mat;
     pr.gfut = K2::STAGE ? nullptr : pr.incl2 + slots * mat;
+    pr.rot = reinterpret_cast<float2*>(pr.agg1 + mats * slots * mat);
     for (int bh0 = 0; bh0 < nbh; bh0 += group) {
         const int n = std::min(group, nbh - bh0);
         pr.bh0 = bh0;

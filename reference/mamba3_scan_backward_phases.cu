@@ -36,7 +36,7 @@ int main() {
     print_phases(log, blocks, {"inputs staged", "decays, angles, rotation", "Agg product, published",
                                "look-back, Gin(c+1) published"},
                  11);
-    std::printf("\ngradient kernel (1 block per SM at this size): lives summed per SM %.1f us (to warp 0's end)\n",
+    std::printf("\ngradient kernel (2 blocks per SM at this size): lives summed per SM %.1f us (to warp 0's end)\n",
                 life_per_sm(log, blocks, 0, 9));
     print_phases(log, blocks, {"inputs staged", "decays, angles, rotation", "BAgg product, published",
                                "Q and D (warp 0's tiles)", "look-back (waits for Q, D)", "chunk end, alpha_t0 part",
