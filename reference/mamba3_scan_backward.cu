@@ -1,6 +1,8 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 612 us against 693 us for the file before its running rotation
+// pass (H200, `harness bench`: 534 us against 593 us for the file before its gradient kernel ran
+// two blocks of 8 warps per SM (notes, "Two blocks per SM for the gradient kernel"); 612 us against
+// 693 us for the file before its running rotation
 // without bank conflicts (notes, "Where a block's time goes"); earlier 673 us against 685 us for
 // the file before its Agg as a transpose in
 // the same run; 700 against 713 us in an earlier run for the 16-byte element loops; 699 against
@@ -55,8 +57,9 @@
 // (shared memory is full). The scratch (four N x P matrices and a map per chunk) is capped at
 // 256 MB; larger problems run the two kernels over groups of (b, h) heads.
 //
-// Compile-time switch: GRAD_WARPS [16], the gradient kernel's warps per block from S = 64 on
-// (8 or 16; notes, "Atomics, warps, staging and tile pairs": 16 took 12 % off the time).
+// Compile-time switch: GRAD_WARPS [16], the gradient kernel's warps per block at S = 128, where it
+// runs one block per SM (8 or 16; notes, "Atomics, warps, staging and tile pairs": 16 took 12 % off
+// the time when every size ran one block per SM).
 
 #include <cuda_runtime.h>
 #include <stdint.h>

@@ -64,7 +64,9 @@ def test_wrong_solution_fails_timing_too(challenge):
     assert result.timing is None
 
 
-@pytest.mark.parametrize("name", ["ssm_selective_scan", "mamba3_scan"])
+@pytest.mark.parametrize(
+    "name", ["ssm_selective_scan", "mamba3_scan", "ssm_selective_scan_backward", "mamba3_scan_backward"]
+)
 def test_reference_is_clean_under_compute_sanitizer(name):
     """`harness check NAME reference/NAME.cu --sanitize`: memcheck, racecheck
     and initcheck find nothing in the kernels the leaderboard is measured against."""
