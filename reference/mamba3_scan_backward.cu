@@ -214,6 +214,21 @@ struct Problem {
     unsigned long long epoch;
 };
 
+// The rotation of the segments before a thread's own (segment q's total: total_of(q)), composed
+// in order and brought back to unit length: a composed rotation's length drifts with its depth.
+template <class TotalOf>
+__device__ __forceinline__ float2 offset_of_earlier(int part, TotalOf total_of) {
+    float oc = 1.f, os = 0.f;
+    for (int q = 0; q < part; ++q) {
+        const float2 cs = total_of(q);
+        const float nc = oc * cs.x - os * cs.y, ns = oc * cs.y + os * cs.x;
+        oc = nc;
+        os = ns;
+    }
+    const float r = rsqrtf(oc * oc + os * os);
+    return make_float2(oc * r, os * r);
+}
+
 // Angles from the chunk start: rot [L][NPP] holds (cos, sin) of theta_t on entry and of
 // Phi_t = theta_0 + ... + theta_t on exit; the rows of m1 (and m2 unless null), stride `stride`,
 // are turned by R(-Phi_t). The NT / NPP threads of a pair each take a segment of consecutive steps,
@@ -241,18 +256,8 @@ __device__ __forceinline__ void running_rotation(float* rot, float* m1, float* m
         r = make_float2(pc, ps);
     }
     __syncthreads();
-    float oc = 1.f, os = 0.f;  // the segments before this one
-    for (int q = 0; q < part; ++q) {
-        const float2 cs = rot2[(q * SEG + SEG - 1) * NPP + pair];
-        const float nc = oc * cs.x - os * cs.y, ns = oc * cs.y + os * cs.x;
-        oc = nc;
-        os = ns;
-    }
-    {  // a composed rotation's length drifts with its depth (up to TPP - 1 totals): back to 1
-        const float r = rsqrtf(oc * oc + os * os);
-        oc *= r;
-        os *= r;
-    }
+    const float2 off = offset_of_earlier(part, [&](int q) { return rot2[(q * SEG + SEG - 1) * NPP + pair]; });
+    const float oc = off.x, os = off.y;
     __syncthreads();  // every segment's total read before the offsets change them
     // The rows a batch of steps at a time, every load of the batch before its stores: the compiler
     // cannot tell rot from m1 and m2 apart, and as one loop each step's loads waited behind the
@@ -851,18 +856,8 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         }
         if (part < K::TPP - 1) totals[part * K::NPP + pair] = make_float2(pc, ps);
         __syncthreads();
-        float oc = 1.f, os = 0.f;  // the segments before this one
-        for (int q = 0; q < part; ++q) {
-            const float2 cs = totals[q * K::NPP + pair];
-            const float nc = oc * cs.x - os * cs.y, ns = oc * cs.y + os * cs.x;
-            oc = nc;
-            os = ns;
-        }
-        {  // a composed rotation's length drifts with its depth (up to TPP - 1 totals): back to 1
-            const float r = rsqrtf(oc * oc + os * os);
-            oc *= r;
-            os *= r;
-        }
+        const float2 off = offset_of_earlier(part, [&](int q) { return totals[q * K::NPP + pair]; });
+        const float oc = off.x, os = off.y;
 #pragma unroll
         for (int k = 0; k < K::SEG; ++k) {
             const int t = t_begin + k;
@@ -1072,11 +1067,39 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         __syncthreads();
     }
     constexpr int GT = NP / 8 / TPAIR, GROUPS = 4 * GT, JW = (GROUPS + NW - 1) / NW;
-    float dphi[JW][TPAIR][2];  // (dcr0 cr1 - dcr1 cr0) + (dbg0 bg1 - dbg1 bg0) per (row half, tile)
+    // body(jj, m0, n0g) for this warp's tile groups (rows m0, columns n0g, TPAIR tiles); a group
+    // is skipped by the whole warp, so that the shuffles of the epilogues stay converged
+    auto each_group = [&](auto&& body) {
 #pragma unroll
-    for (int jj = 0; jj < JW; ++jj) {
-        const int j = warp + jj * NW, m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
-        if (j >= GROUPS || n0g >= N) continue;  // whole warp: the shuffles below stay converged
+        for (int jj = 0; jj < JW; ++jj) {
+            const int j = warp + jj * NW, m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
+            if (j < GROUPS && n0g < N) body(jj, m0, n0g);
+        }
+    };
+    // body(q, half, t, n) for each (step, column pair) a thread holds of a group's accumulators
+    auto each_element = [&](int m0, int n0g, auto&& body) {
+#pragma unroll
+        for (int q = 0; q < TPAIR; ++q) {
+            if (n0g + 8 * q >= N) break;  // whole warp
+#pragma unroll
+            for (int half = 0; half < 2; ++half) body(q, half, m0 + g + 8 * half, n0g + 8 * q + 2 * tg);
+        }
+    };
+    auto add_over_quad = [&](float* v, int t, float x) {  // the 4 lanes of a step's row, then one atomic
+        x += __shfl_xor_sync(0xffffffffu, x, 1);
+        x += __shfl_xor_sync(0xffffffffu, x, 2);
+        if (tg == 0) atomicAdd(&v[t], x);
+    };
+    auto store_turned = [&](float* out, int t, int n, float v0, float v1) {  // R(Phi_t) back to B's and C's frame
+        if (t0 + t < T && n < N) {
+            const float2 r = rot[t * npairs + n / 2];
+            const size_t o = (size_t)row_of(t0 + t) * N + n;
+            out[o] = r.x * v0 - r.y * v1;
+            out[o + 1] = r.y * v0 + r.x * v1;
+        }
+    };
+    float dphi[JW][TPAIR][2];  // (dcr0 cr1 - dcr1 cr0) + (dbg0 bg1 - dbg1 bg0) per (row half, tile)
+    each_group([&](int jj, int m0, int n0g) {
         float dcr[TPAIR][4] = {};
         mma_tiles(dcr, m0, n0g, 0, m0 + 16,
                   [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
@@ -1084,28 +1107,14 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         if (has_prev)
             mma_tiles(dcr, m0, n0g, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
                       [&](int p, int n) { return gin_at(n, p); });
-#pragma unroll
-        for (int q = 0; q < TPAIR; ++q) {
-            if (n0g + 8 * q >= N) break;  // whole warp
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int t = m0 + g + 8 * half, n = n0g + 8 * q + 2 * tg, i = n / 2;
-                const float dcr0 = dcr[q][2 * half], dcr1 = dcr[q][2 * half + 1];
-                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
-                float crd = cr0 * dcr0 + cr1 * dcr1;
-                crd += __shfl_xor_sync(0xffffffffu, crd, 1);
-                crd += __shfl_xor_sync(0xffffffffu, crd, 2);
-                if (tg == 0) atomicAdd(&v_crdcr[t], crd);
-                dphi[jj][q][half] = dcr0 * cr1 - dcr1 * cr0;
-                if (t0 + t < T && n < N) {
-                    const float2 r = rot[t * npairs + i];
-                    const size_t o = (size_t)row_of(t0 + t) * N + n;
-                    pr.dC[o] = r.x * dcr0 - r.y * dcr1;
-                    pr.dC[o + 1] = r.y * dcr0 + r.x * dcr1;
-                }
-            }
-        }
-    }
+        each_element(m0, n0g, [&](int q, int half, int t, int n) {
+            const float dcr0 = dcr[q][2 * half], dcr1 = dcr[q][2 * half + 1];
+            const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+            add_over_quad(v_crdcr, t, cr0 * dcr0 + cr1 * dcr1);
+            dphi[jj][q][half] = dcr0 * cr1 - dcr1 * cr0;
+            store_turned(pr.dC, t, n, dcr0, dcr1);
+        });
+    });
     __syncthreads();  // dY and Gin are done with
     stage_rows<NT, L, PP>(pr.vec_p, [&](int r, int p, int w) {
         const int t = t0 + r;
@@ -1116,41 +1125,24 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     copy_wait_all();
     __syncthreads();
     const float* sXg = sDY;  // x again
-#pragma unroll
-    for (int jj = 0; jj < JW; ++jj) {
-        const int j = warp + jj * NW, m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
-        if (j >= GROUPS || n0g >= N) continue;  // whole warp: the shuffles below stay converged
+    each_group([&](int jj, int m0, int n0g) {
         float gx[TPAIR][4] = {};
         mma_tiles(gx, m0, n0g, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
                   [&](int s, int n) { return sC[s * K::SN + n]; });
         if (has_next)
             mma_tiles(gx, m0, n0g, 0, Pk, [&](int t, int p) { return sXg[t * K::SP + p] * v_decend[t]; },
                       [&](int p, int n) { return gf_at(n, p); });
-#pragma unroll
-        for (int q = 0; q < TPAIR; ++q) {
-            if (n0g + 8 * q >= N) break;  // whole warp
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int t = m0 + g + 8 * half, n = n0g + 8 * q + 2 * tg, i = n / 2;
-                const float gx0 = gx[q][2 * half], gx1 = gx[q][2 * half + 1];
-                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
-                const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
-                float dg = bg0 * gx0 + bg1 * gx1;
-                dg += __shfl_xor_sync(0xffffffffu, dg, 1);
-                dg += __shfl_xor_sync(0xffffffffu, dg, 2);
-                if (tg == 0) atomicAdd(&v_dgam[t], dg);
-                const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
-                const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
-                sM1[t * SL + i] = dphi[jj][q][half] + (dbg0 * bg1 - dbg1 * bg0);
-                if (t0 + t < T && n < N) {
-                    const float2 r = rot[t * npairs + i];
-                    const size_t o = (size_t)row_of(t0 + t) * N + n;
-                    pr.dB[o] = r.x * dbg0 - r.y * dbg1;
-                    pr.dB[o + 1] = r.y * dbg0 + r.x * dbg1;
-                }
-            }
-        }
-    }
+        each_element(m0, n0g, [&](int q, int half, int t, int n) {
+            const float gx0 = gx[q][2 * half], gx1 = gx[q][2 * half + 1];
+            const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+            const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
+            add_over_quad(v_dgam, t, bg0 * gx0 + bg1 * gx1);
+            const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
+            const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
+            sM1[t * SL + n / 2] = dphi[jj][q][half] + (dbg0 * bg1 - dbg1 * bg0);
+            store_turned(pr.dB, t, n, dbg0, dbg1);
+        });
+    });
     __syncthreads();
     PHASE_AT(8, 0);
     // ---- per-step scalars (warp 0) and angle gradients (one thread per pair, warps 1..)
