@@ -54,8 +54,8 @@
 // Sizes. d_state and head_dim are padded to S = 16, 32, 64 or 128 (zero rows and columns) in
 // shared memory, but products stop at the real sizes. Steps past seq_len have dt = 0 and zero
 // inputs (no decay, no write) and are not stored. At S = 128 Gin and Gfut stay in global memory
-// (shared memory is full). The scratch (four N x P matrices and a map per chunk) is capped at
-// 256 MB; larger problems run the two kernels over groups of (b, h) heads.
+// (shared memory is full). The scratch (four N x P matrices, a map and the angles Phi_t per chunk)
+// is capped at 256 MB; larger problems run the two kernels over groups of (b, h) heads.
 //
 // Compile-time switch: GRAD_WARPS [16], the gradient kernel's warps per block at S = 128, where it
 // runs one block per SM (8 or 16; notes, "Atomics, warps, staging and tile pairs": 16 took 12 % off
