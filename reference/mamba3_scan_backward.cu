@@ -1,6 +1,8 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 534 us against 593 us for the file before its gradient kernel ran
+// pass (H200, `harness bench`: 505 us against 533 us for the file before the gradient kernel was
+// launched as the state kernel's programmatic dependent (notes, "The gradient kernel as the state
+// kernel's programmatic dependent"); 534 us against 593 us for the file before its gradient kernel ran
 // two blocks of 8 warps per SM (notes, "Two blocks per SM for the gradient kernel"); 612 us against
 // 693 us for the file before its running rotation
 // without bank conflicts (notes, "Where a block's time goes"); earlier 673 us against 685 us for
@@ -30,6 +32,9 @@
 //      from kernel 1), publishes the inclusive dGin(c), and forms every gradient with Gin(c)
 //      (kernel 1's inclusive state of chunk c-1) and Gfut(c) staged in shared memory.
 //   3. dA and dskip per head from per-chunk shares, in a fixed order.
+// Kernel 2 is launched as kernel 1's programmatic dependent: once every block of kernel 1 has
+// started, kernel 2's blocks may start, and each runs its first phases (staging, BAgg, Q and D),
+// which read only inputs, before it waits for kernel 1 to finish (cudaGridDependencySynchronize).
 // This drops the previous design's separate aggregate kernel (which read every input) and its
 // sequential carry kernel: kernel 1 reads about half the inputs' bytes, and no thread walks the
 // chunks of a head one after another.
@@ -529,6 +534,9 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int g = lane >> 2, tg = lane & 3;
     const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
+    // the gradient kernel may start once every block of this one has started (all resident, so
+    // its blocks cannot hold an SM that one of ours still needs); it waits for our data below
+    cudaTriggerProgrammaticLaunchCompletion();
     const int ticket = draw_ticket(pr.counter1, (unsigned long long)units * nc, misc);
     PHASE_AT(11, 0);
     const int c = ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
@@ -923,6 +931,9 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
 
     PHASE_AT(4, 0);  // warp 0's tiles done
     __syncthreads();  // D has read x: Gfut takes its place
+    // everything above reads only inputs; from here on kernel 1's maps and states: wait for it to
+    // finish (launched as its programmatic dependent, this block may have started before it did)
+    cudaGridDependencySynchronize();
     if (K::STAGE) {
         for (int f = tid; f < NP * K::SP; f += NT) gf[f] = 0.f;  // padding included
     } else {
@@ -1297,7 +1308,19 @@ void run(Problem pr, int batch, float* dA, float* dskip) {
         pr.bh0 = bh0;
         pr.epoch = ++sc.epoch;
         state_kernel<S, S><<<n * nc, THREADS, smem1>>>(pr, n);
-        grad_kernel<S, S><<<n * nc, K2::THREADS, smem2>>>(pr, n);
+        // as kernel 1's programmatic dependent: its blocks' first phases (staging, BAgg, Q and D)
+        // run in kernel 1's last wave instead of after it
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(n * nc);
+        cfg.blockDim = dim3(K2::THREADS);
+        cfg.dynamicSmemBytes = smem2;
+        cfg.stream = 0;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        cudaLaunchKernelEx(&cfg, grad_kernel<S, S>, pr, n);
     }
     head_sums_kernel<<<pr.H, 32>>>(pr.partial, dA, dskip, batch, pr.H, nc);
 }
