@@ -1,19 +1,31 @@
-"""The measuring programs in reference/ (ssm_selective_scan_floor.cu and the
-phase probes *_phases.cu): the command each header and the notes give must
-build (their numbers are measured on a GPU; this only keeps them buildable)."""
+"""The measuring programs in reference/ (ssm_selective_scan_floor.cu,
+tf32_product_probe.cu and the phase probes *_phases.cu): the command each
+header and the notes give must build (their numbers are measured on a GPU;
+this only keeps them buildable), and the product probe's three routines must
+compute a matrix product (on emu, as sgemm_fp32 solutions)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import shutil
+
 import pytest
 
 from harness.build import nvcc
+from harness.challenge import load_challenge
 from harness.errors import ToolNotFound
+from harness.evaluation import evaluate_files
+from harness.plan import Plan
 
 REPO = Path(__file__).resolve().parents[1]
-# the floor program and every phase probe: a new *_phases.cu is checked without being listed here
-PROBES = ["ssm_selective_scan_floor.cu"] + sorted(p.name for p in (REPO / "reference").glob("*_phases.cu"))
+# each program and its target: a new *_phases.cu is checked without being listed here
+SM_90, SM_90A = "-arch=sm_90", "-gencode=arch=compute_90a,code=sm_90a"  # wgmma needs sm_90a alone
+PROBES = {"ssm_selective_scan_floor.cu": SM_90, "tf32_product_probe.cu": SM_90A} | {
+    p.name: SM_90 for p in sorted((REPO / "reference").glob("*_phases.cu"))
+}
+PRODUCT_PROBE = REPO / "reference" / "tf32_product_probe.cu"
+AS_SGEMM = REPO / "tests" / "emu_programs" / "tf32_probe_as_sgemm.cu"
 
 
 @pytest.mark.parametrize("name", PROBES)
@@ -22,9 +34,24 @@ def test_probe_builds_without_warnings(tmp_path, name):
         compiler = nvcc.find_nvcc()
     except ToolNotFound as missing:
         pytest.skip(str(missing))
-    source = REPO / "reference" / name
-    assert f"nvcc -O3 -arch=sm_90 reference/{name}" in source.read_text()
-    command = [str(compiler), "-O3", "-arch=sm_90", "-Werror", "all-warnings", str(source), "-o", str(tmp_path / "probe")]
+    source, target = REPO / "reference" / name, PROBES[name]
+    assert f"nvcc -O3 {target} reference/{name}" in source.read_text()
+    command = [str(compiler), "-O3", target, "-Werror", "all-warnings", str(source), "-o", str(tmp_path / "probe")]
     succeeded, log = nvcc.run_compiler(command, source)
     assert succeeded, log
     assert (tmp_path / "probe").is_file()
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="the emu backend needs g++")
+@pytest.mark.parametrize("variant", ["fragments", "ldmatrix", "wgmma"])
+def test_product_probe_routine_passes_sgemm_on_emu(tmp_path, variant):
+    # emu translates a solution's own text only, so the probe goes in whole, its lines kept for messages
+    solution = tmp_path / f"tf32_probe_{variant}.cu"
+    solution.write_text(
+        f'#define TF32_PROBE_NO_MAIN\n#line 1 "{PRODUCT_PROBE}"\n{PRODUCT_PROBE.read_text()}\n'
+        + AS_SGEMM.read_text().replace("PROBE_VARIANT", variant)
+    )
+    challenge = load_challenge("sgemm_fp32", REPO)
+    (result,) = evaluate_files(challenge, [solution], Plan(backend="emu", time=False), REPO)
+    assert result.passed, f"{result.reason}: {result.message}"
+    assert len(result.tests) == len(challenge.tests_of("example", "functional"))

@@ -1,0 +1,477 @@
+// The cost of one split-precision (3xTF32) 64 x 64 x 64 matrix product on an H200's tensor cores, done
+// three ways: the measurement behind the question whether the scan kernels (reference/mamba3_scan.cu,
+// reference/mamba3_scan_backward.cu) should keep their operands pre-split in shared memory. The numbers
+// go into their notes (reference/mamba3_scan.md, reference/mamba3_scan_backward.md).
+//
+//   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a reference/tf32_product_probe.cu -o /tmp/probe && /tmp/probe
+//
+// The product: C (64 x 64, float32) += A (64 x 64) B (64 x 64), every operand v = hi + lo (hi = v with
+// its 13 low mantissa bits cleared, lo = v - hi, exact), C += hi hi + hi lo + lo hi accumulated in
+// float32. The tensor core reads only the upper 19 bits of a tf32 operand, so a raw float is its own hi.
+// The operands start where the scan kernels have them: floats in shared memory, A [m][k] and B [k][n],
+// rows padded to 68 floats. Each block of 8 warps computes the whole 64 x 64 output:
+//   fragments  what the scan kernels do today (mma_tiles): each warp a 16 x 32 tile (four m16n8 tiles
+//              sharing one A fragment), fragment elements by scalar shared loads, split in registers at
+//              every use (LOP3 + FADD), three mma.sync m16n8k8 tf32 per tile and k step of 8;
+//   ldmatrix   a split pass writes hi (the raw value) and lo of A [m][k] and of B transposed, [n][k], in
+//              rows of 68 floats (8 rows of 16 bytes at 272-byte steps cover all 32 banks), then the same
+//              warp tiles and mma.sync with fragments from ldmatrix.x4 (for 32-bit elements thread i of
+//              an 8 x 4-word matrix gets row i / 4, word i % 4: the tf32 fragment layout), 6 ldmatrix per
+//              warp and k step for 12 mma;
+//   wgmma      the split pass writes the four arrays in the K-major 128-byte-swizzled layout that wgmma's
+//              matrix descriptors read (tf32 operands are K-major only, hence B transposed), and each
+//              warpgroup computes 64 x 32 over the full K (m64n32k8; splitting K between the warpgroups
+//              instead would need their two 64 x 64 partial sums added through shared memory every
+//              product), three wgmma per k step into one accumulator, one commit group per product.
+// The split pass reads every element once and belongs to every product: in a scan kernel the operands
+// change every chunk. Each product starts after a barrier (the one after which a scan kernel's operands
+// are ready); ldmatrix and wgmma add a second one after their split pass (wgmma after fence.proxy.async).
+//
+// Launch: 2048 blocks of 256 threads, SMEM_BYTES of dynamic shared memory each (two blocks per SM for
+// all three), each block REPS products of its own A and B (staged once from global memory), summed
+// into C = REPS A B. Timed with CUDA events over 30 launches (after 3 warm-ups) at REPS and
+// 2 REPS products a block: the difference of the medians is 2048 REPS products without the launch,
+// the staging and the store. Before timing, C of four blocks is checked against float64 (A and B
+// uniform in [-1, 1) times 2^-6 .. 2^6): an error above 1e-5 of REPS sum |a| |b| (3xTF32 leaves about
+// 2^-20 of it, a lost lo term 2^-11) fails, and the program exits with status 1.
+//
+// With TF32_PROBE_NO_MAIN defined only the device code is compiled, for inclusion: that is how the three
+// product routines were run on emu, as sgemm_fp32 solutions with one block per 64 x 64 tile of C (pasted
+// in place of the #include, since emu translates only a solution's own text).
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+// wgmma exists only on the architecture-specific target sm_90a (nvcc 13's -arch=sm_90a also builds
+// compute_90, hence the -gencode above), as in reference/hgemm.cu.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "this probe uses wgmma (Hopper's warpgroup MMA), which only the sm_90a target has"
+#endif
+
+namespace tf32_probe {
+
+constexpr int TILE = 64;          // M = N = K of one product
+constexpr int STRIDE = TILE + 4;  // row stride (floats) of the padded arrays, as in the scan kernels
+constexpr int THREADS = 256;      // 8 warps, 2 warpgroups
+constexpr int PADDED_BYTES = TILE * STRIDE * 4;
+constexpr int SWIZZLED_BYTES = TILE * TILE * 4;  // two K halves of 64 rows x 128 bytes
+// From a 1024-aligned base: raw A [m][k] and B [k][n], then the split arrays A hi, A lo, B^T hi, B^T lo
+// (padded for ldmatrix, swizzled for wgmma). Every variant gets the same size, so the same occupancy.
+constexpr int OFF_A = 0, OFF_B = PADDED_BYTES, OFF_SPLIT = 2 * PADDED_BYTES;
+constexpr int SMEM_BYTES = OFF_SPLIT + 4 * PADDED_BYTES + 1024;  // + room to align the base
+static_assert(OFF_SPLIT % 1024 == 0, "wgmma's swizzle pattern repeats every 1024 bytes from an aligned base");
+static_assert(SWIZZLED_BYTES <= PADDED_BYTES, "the swizzled arrays fit where the padded ones go");
+
+enum class Variant { fragments, ldmatrix, wgmma };
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned char* align_1024(unsigned char* raw) {
+    const uint32_t s = smem_u32(raw);
+    return raw + (((s + 1023u) & ~1023u) - s);
+}
+
+// Warp w owns rows 16 (w % 4).. and columns 32 (w / 4)..: four m16n8 tiles for mma.sync, and the rows
+// of warp w % 4 in the m64n32 tile of warpgroup w / 4 for wgmma. Both fragments put accumulator i at
+// row g + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 tg + (i & 1) of the warp's tile (g = lane / 4, tg = lane % 4).
+__device__ __forceinline__ int warp_row0() { return 16 * ((threadIdx.x / 32) % 4); }
+__device__ __forceinline__ int warp_col0() { return 32 * (threadIdx.x / 128); }
+__device__ __forceinline__ void output_coord(int i, int& row, int& col) {
+    const int lane = threadIdx.x & 31;
+    row = warp_row0() + (lane >> 2) + 8 * ((i >> 1) & 1);
+    col = warp_col0() + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+}
+
+// hi: the bits a tensor core reads (one LOP3); lo = v - hi is exact and is read to its upper 19 bits.
+__device__ __forceinline__ void split(float v, uint32_t& hi, uint32_t& lo) {
+    hi = __float_as_uint(v) & 0xffffe000u;
+    lo = __float_as_uint(v - __uint_as_float(hi));
+}
+__device__ __forceinline__ float low_part(float v) { return v - __uint_as_float(__float_as_uint(v) & 0xffffe000u); }
+__device__ __forceinline__ float4 low_parts(float4 v) {
+    return make_float4(low_part(v.x), low_part(v.y), low_part(v.z), low_part(v.w));
+}
+
+__device__ __forceinline__ void mma_tf32(float* d, const uint32_t* a, const uint32_t* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t address) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+}
+// D (64 x 32, float32) += A (64 x 8) B (8 x 32), both K-major through matrix descriptors.
+__device__ __forceinline__ void wgmma_m64n32k8(float (&d)[16], uint64_t desc_a, uint64_t desc_b) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+// Makes this thread's generic-proxy stores to shared memory visible to the async proxy wgmma reads
+// through; the barrier after it extends that to every thread's stores.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+
+// Byte offset of the 16-byte chunk c (elements 4c..4c+3 of K) of row r in a split array [row][k].
+// ldmatrix: rows of 68 floats. wgmma: K-major with the 128-byte swizzle, K halves of 64 rows x 128
+// bytes one after the other, chunk c % 8 of a row stored at (c ^ r) % 8.
+__device__ __forceinline__ uint32_t padded_offset(int r, int c) { return (uint32_t)(r * STRIDE + 4 * c) * 4; }
+__device__ __forceinline__ uint32_t swizzled_offset(int r, int c) {
+    return (uint32_t)((c / 8) * TILE * 128 + r * 128 + ((c ^ r) % 8) * 16);
+}
+
+// The split pass: every element of A and B read once from the raw arrays, hi (the raw value) and lo
+// written to the split arrays (ARRAY_BYTES apart), A as it is, B transposed. A goes by 16-byte chunks,
+// 8 threads along a row. B goes by 4 x 4 blocks transposed in registers, thread t taking block
+// (kb, nb) = (l + 8 (p % 2), (l + p / 2) % 16), l = t % 8, p = t / 8: along diagonals, so that the 8
+// threads of each 16-byte access phase read and write 8 distinct bank groups in both layouts.
+template <int ARRAY_BYTES, class Offset>
+__device__ __forceinline__ void split_operands(unsigned char* smem, Offset offset) {
+    const float* sA = reinterpret_cast<const float*>(smem + OFF_A);
+    const float* sB = reinterpret_cast<const float*>(smem + OFF_B);
+    unsigned char* out = smem + OFF_SPLIT;
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < TILE * TILE / 4 / THREADS; ++i) {
+        const int f = t + THREADS * i, m = f / (TILE / 4), c = f % (TILE / 4);
+        const float4 v = *reinterpret_cast<const float4*>(sA + m * STRIDE + 4 * c);
+        *reinterpret_cast<float4*>(out + offset(m, c)) = v;
+        *reinterpret_cast<float4*>(out + ARRAY_BYTES + offset(m, c)) = low_parts(v);
+    }
+    const int l = t % 8, p = t / 8, kb = l + 8 * (p % 2), nb = (l + p / 2) % 16;
+    float4 rows[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) rows[i] = *reinterpret_cast<const float4*>(sB + (4 * kb + i) * STRIDE + 4 * nb);
+    const float4 cols[4] = {make_float4(rows[0].x, rows[1].x, rows[2].x, rows[3].x),
+                            make_float4(rows[0].y, rows[1].y, rows[2].y, rows[3].y),
+                            make_float4(rows[0].z, rows[1].z, rows[2].z, rows[3].z),
+                            make_float4(rows[0].w, rows[1].w, rows[2].w, rows[3].w)};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const uint32_t at = offset(4 * nb + j, kb);
+        *reinterpret_cast<float4*>(out + 2 * ARRAY_BYTES + at) = cols[j];
+        *reinterpret_cast<float4*>(out + 3 * ARRAY_BYTES + at) = low_parts(cols[j]);
+    }
+}
+
+// (a) As mma_tiles in the scan kernels: fragment coordinates of m16n8k8 are a rows g, g+8 and columns
+// tg, tg+4, b rows tg, tg+4 and column g. B's loads from [k][n] at 68-float row steps hit banks
+// 4 tg + g + const: 2-way conflicts. The small terms go to their own accumulators, so a k step waits
+// on two dependent mma instead of three.
+__device__ __forceinline__ void product_fragments(float (&acc)[16], const unsigned char* smem) {
+    const float* sA = reinterpret_cast<const float*>(smem + OFF_A);
+    const float* sB = reinterpret_cast<const float*>(smem + OFF_B);
+    const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3, m0 = warp_row0(), n0 = warp_col0();
+    float small[16] = {};
+#pragma unroll
+    for (int k0 = 0; k0 < TILE; k0 += 8) {
+        const float a[4] = {sA[(m0 + g) * STRIDE + k0 + tg], sA[(m0 + g + 8) * STRIDE + k0 + tg],
+                            sA[(m0 + g) * STRIDE + k0 + tg + 4], sA[(m0 + g + 8) * STRIDE + k0 + tg + 4]};
+        uint32_t ah[4], al[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) split(a[i], ah[i], al[i]);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const float b[2] = {sB[(k0 + tg) * STRIDE + n0 + 8 * q + g], sB[(k0 + tg + 4) * STRIDE + n0 + 8 * q + g]};
+            uint32_t bh[2], bl[2];
+#pragma unroll
+            for (int i = 0; i < 2; ++i) split(b[i], bh[i], bl[i]);
+            mma_tf32(small + 4 * q, al, bh);
+            mma_tf32(small + 4 * q, ah, bl);
+            mma_tf32(acc + 4 * q, ah, bh);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 16; ++i) acc[i] += small[i];
+}
+
+// (b) ldmatrix.x4 lane addresses: A's four 8 x 4 quadrants of a 16 x 8 tile (rows + 0 or 8, k 0-3 or
+// 4-7) are a0..a3; B^T rows n of two 8-column tiles with k 0-3 and 4-7 are b0, b1 of tile 2p and of 2p + 1.
+__device__ __forceinline__ void product_ldmatrix(float (&acc)[16], unsigned char* smem) {
+    split_operands<PADDED_BYTES>(smem, padded_offset);
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const uint32_t split_s = smem_u32(smem + OFF_SPLIT);
+    const uint32_t a_lane = split_s + padded_offset(warp_row0() + (lane & 7) + 8 * ((lane >> 3) & 1), lane >> 4);
+    const uint32_t b_lane =
+        split_s + 2 * PADDED_BYTES + padded_offset(warp_col0() + (lane & 7) + 8 * (lane >> 4), (lane >> 3) & 1);
+    float small[16] = {};
+#pragma unroll
+    for (int k0 = 0; k0 < TILE; k0 += 8) {
+        uint32_t ah[4], al[4];
+        ldmatrix_x4(ah, a_lane + 4 * k0);
+        ldmatrix_x4(al, a_lane + PADDED_BYTES + 4 * k0);
+#pragma unroll
+        for (int p = 0; p < 2; ++p) {
+            uint32_t bh[4], bl[4];
+            const uint32_t b = b_lane + padded_offset(16 * p, 0) + 4 * k0;
+            ldmatrix_x4(bh, b);
+            ldmatrix_x4(bl, b + PADDED_BYTES);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                float* tile = small + 4 * (2 * p + h);
+                mma_tf32(tile, al, bh + 2 * h);
+                mma_tf32(tile, ah, bl + 2 * h);
+                mma_tf32(acc + 4 * (2 * p + h), ah, bh + 2 * h);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 16; ++i) acc[i] += small[i];
+}
+
+// K-major, 128-byte swizzle (mode 1, bits 62-63): 8-row groups 1024 bytes apart (SBO); the leading
+// offset is unused in this mode and set to 16 bytes.
+__device__ __forceinline__ uint64_t descriptor(uint32_t start) {
+    return (uint64_t)((start & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | 1ull << 62;
+}
+
+// (c) Warpgroup w multiplies all of A by rows 32w..32w+31 of B^T; k step s starts 32 bytes into each
+// 128-byte row of K half s / 4, which moves a descriptor's start field by that many 16-byte units.
+// The warpgroup's column offset is broadcast from lane 0 so that the compiler knows it is warp-uniform:
+// the descriptors are then built in uniform registers (without it, every one of the 48 descriptor
+// operands of a product was moved there by an R2UR).
+__device__ __forceinline__ void product_wgmma(float (&acc)[16], unsigned char* smem) {
+    split_operands<SWIZZLED_BYTES>(smem, swizzled_offset);
+    fence_proxy_async();
+    __syncthreads();
+    const uint64_t a_hi = descriptor(smem_u32(smem + OFF_SPLIT)), a_lo = a_hi + SWIZZLED_BYTES / 16;
+    const int col0 = __shfl_sync(0xffffffffu, warp_col0(), 0);
+    const uint64_t b_hi = a_hi + (2 * SWIZZLED_BYTES + col0 * 128) / 16, b_lo = b_hi + SWIZZLED_BYTES / 16;
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < TILE / 8; ++s) {
+        const uint32_t k = ((s / 4) * TILE * 128 + (s % 4) * 32) / 16;
+        wgmma_m64n32k8(acc, a_lo + k, b_hi + k);
+        wgmma_m64n32k8(acc, a_hi + k, b_lo + k);
+        wgmma_m64n32k8(acc, a_hi + k, b_hi + k);
+    }
+    wgmma_commit();
+    wgmma_wait_all();  // the next product rewrites the split arrays
+}
+
+// One product: acc (output_coord's layout) += A B, from A at OFF_A and B at OFF_B. All 256 threads
+// call it after a barrier that follows the last writes of A and B and the previous product.
+template <Variant V>
+__device__ __forceinline__ void product(float (&acc)[16], unsigned char* smem) {
+    if constexpr (V == Variant::fragments) product_fragments(acc, smem);
+    else if constexpr (V == Variant::ldmatrix) product_ldmatrix(acc, smem);
+    else product_wgmma(acc, smem);
+}
+
+// Block b: REPS products of its own A_b and B_b (64 x 64 row-major, staged once), each into its own
+// accumulators as a scan kernel's product, summed in float32 and written as C_b = REPS A_b B_b. (One
+// accumulator for all REPS would chain REPS times more tensor-core additions onto each sum, whose
+// rounding the check would then see instead of the split's.)
+template <Variant V, int REPS>
+__global__ void __launch_bounds__(THREADS, 2)
+repeated_products(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    unsigned char* smem = align_1024(smem_raw);
+    float* sA = reinterpret_cast<float*>(smem + OFF_A);
+    float* sB = reinterpret_cast<float*>(smem + OFF_B);
+    const size_t base = (size_t)blockIdx.x * TILE * TILE;
+    for (int f = threadIdx.x; f < TILE * TILE / 4; f += THREADS) {
+        const int r = f / (TILE / 4), c = 4 * (f % (TILE / 4));
+        *reinterpret_cast<float4*>(sA + r * STRIDE + c) = *reinterpret_cast<const float4*>(A + base + r * TILE + c);
+        *reinterpret_cast<float4*>(sB + r * STRIDE + c) = *reinterpret_cast<const float4*>(B + base + r * TILE + c);
+    }
+    float sum[16] = {};
+#pragma unroll 1
+    for (int rep = 0; rep < REPS; ++rep) {
+        __syncthreads();
+        float acc[16] = {};
+        product<V>(acc, smem);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) sum[i] += acc[i];
+    }
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        int row, col;
+        output_coord(i, row, col);
+        C[base + row * TILE + col] = sum[i];
+    }
+}
+
+}  // namespace tf32_probe
+
+#ifndef TF32_PROBE_NO_MAIN
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(call)                                                                            \
+    do {                                                                                       \
+        const cudaError_t err_ = (call);                                                       \
+        if (err_ != cudaSuccess) {                                                             \
+            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+            std::exit(1);                                                                      \
+        }                                                                                      \
+    } while (0)
+
+namespace {
+
+using namespace tf32_probe;
+
+constexpr int BLOCKS = 2048;
+constexpr int REPS = 16;  // products a block at 1x
+constexpr int ELEMENTS = TILE * TILE;
+constexpr double TF32_FLOPS = 3.0 * 2 * TILE * TILE * TILE;  // tensor-core flops of one product
+constexpr double MAX_ERROR = 1e-5;
+
+using Kernel = void (*)(const float*, const float*, float*);
+struct Probe {
+    const char* name;
+    Kernel once, twice;  // REPS and 2 REPS products a block
+};
+template <Variant V>
+Probe probe(const char* name) {
+    return {name, repeated_products<V, REPS>, repeated_products<V, 2 * REPS>};
+}
+
+// SplitMix64: the same inputs on every run.
+struct Random {
+    uint64_t state;
+    uint64_t next() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+};
+
+// Uniform in [-1, 1) times 2^e, e uniform in -6..6: every dot product mixes magnitudes.
+std::vector<float> mixed_magnitudes(size_t n, Random& rng) {
+    std::vector<float> v(n);
+    for (float& x : v) {
+        const double u = 2.0 * static_cast<double>(rng.next() >> 11) * 0x1.0p-53 - 1.0;
+        x = static_cast<float>(std::ldexp(u, static_cast<int>(rng.next() % 13) - 6));
+    }
+    return v;
+}
+
+// The largest |C - REPS A B| / (REPS sum_k |a| |b|) over block b's elements, A B in float64.
+double block_error(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c, int block) {
+    const float *A = a.data() + (size_t)block * ELEMENTS, *B = b.data() + (size_t)block * ELEMENTS,
+                *C = c.data() + (size_t)block * ELEMENTS;
+    double worst = 0.0;
+    for (int m = 0; m < TILE; ++m)
+        for (int n = 0; n < TILE; ++n) {
+            double exact = 0.0, scale = 0.0;
+            for (int k = 0; k < TILE; ++k) {
+                exact += (double)A[m * TILE + k] * B[k * TILE + n];
+                scale += std::fabs((double)A[m * TILE + k] * B[k * TILE + n]);
+            }
+            const double error = std::fabs(C[m * TILE + n] - REPS * exact) / (REPS * scale);
+            if (std::isnan(error)) return INFINITY;  // C not written (NaN)
+            worst = std::max(worst, error);
+        }
+    return worst;
+}
+
+struct Stats {
+    float median, minimum, maximum;
+};
+
+// Microseconds of 30 launches after 3 warm-ups.
+Stats time_launches(Kernel kernel, const float* A, const float* B, float* C) {
+    cudaEvent_t start, stop;
+    CHECK(cudaEventCreate(&start));
+    CHECK(cudaEventCreate(&stop));
+    std::vector<float> us;
+    for (int r = 0; r < 33; ++r) {
+        CHECK(cudaEventRecord(start));
+        kernel<<<BLOCKS, THREADS, SMEM_BYTES>>>(A, B, C);
+        CHECK(cudaEventRecord(stop));
+        CHECK(cudaEventSynchronize(stop));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, start, stop));
+        if (r >= 3) us.push_back(ms * 1000.f);
+    }
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventDestroy(start));
+    CHECK(cudaEventDestroy(stop));
+    std::sort(us.begin(), us.end());
+    return {us[us.size() / 2], us.front(), us.back()};
+}
+
+}  // namespace
+
+int main() {
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    int khz = 0;
+    CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    std::printf("%s, %d SMs, SM clock up to %d MHz; %d blocks of %d threads, %d (1x) or %d (2x) 3xTF32 products "
+                "of 64 x 64 x 64 a block\n",
+                prop.name, prop.multiProcessorCount, khz / 1000, BLOCKS, THREADS, REPS, 2 * REPS);
+
+    Random rng{2026};
+    const std::vector<float> a = mixed_magnitudes((size_t)BLOCKS * ELEMENTS, rng);
+    const std::vector<float> b = mixed_magnitudes((size_t)BLOCKS * ELEMENTS, rng);
+    const size_t bytes = sizeof(float) * BLOCKS * ELEMENTS;
+    float *dA, *dB, *dC;
+    CHECK(cudaMalloc(&dA, bytes));
+    CHECK(cudaMalloc(&dB, bytes));
+    CHECK(cudaMalloc(&dC, bytes));
+    CHECK(cudaMemcpy(dA, a.data(), bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(dB, b.data(), bytes, cudaMemcpyHostToDevice));
+
+    const Probe probes[] = {probe<Variant::fragments>("fragments"), probe<Variant::ldmatrix>("ldmatrix"),
+                            probe<Variant::wgmma>("wgmma")};
+    std::printf("\n%-10s  registers  local bytes (spills)  dynamic shared  blocks/SM\n", "variant");
+    for (const Probe& p : probes) {
+        for (Kernel k : {p.once, p.twice})
+            CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+        cudaFuncAttributes attr;
+        CHECK(cudaFuncGetAttributes(&attr, p.once));
+        int per_sm = 0;
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.once, THREADS, SMEM_BYTES));
+        std::printf("%-10s  %9d  %20zu  %14d  %9d\n", p.name, attr.numRegs, attr.localSizeBytes, SMEM_BYTES, per_sm);
+    }
+
+    const int checked[] = {0, 1, BLOCKS / 2 + 7, BLOCKS - 1};
+    std::printf("\nself-check: C of blocks 0, 1, %d, %d against float64 REPS A B, error / (REPS sum |a||b|)\n",
+                checked[2], checked[3]);
+    std::vector<float> c((size_t)BLOCKS * ELEMENTS);
+    bool pass = true;
+    for (const Probe& p : probes) {
+        CHECK(cudaMemset(dC, 0xff, bytes));  // NaN where a kernel writes nothing
+        const Kernel kernel = p.once;
+        kernel<<<BLOCKS, THREADS, SMEM_BYTES>>>(dA, dB, dC);
+        CHECK(cudaGetLastError());
+        CHECK(cudaMemcpy(c.data(), dC, bytes, cudaMemcpyDeviceToHost));
+        double worst = 0.0;
+        for (int block : checked) worst = std::max(worst, block_error(a, b, c, block));
+        const bool ok = worst <= MAX_ERROR;
+        pass = pass && ok;
+        std::printf("%-10s  max error %.2e  %s\n", p.name, worst, ok ? "PASS" : "FAIL");
+    }
+    if (!pass) return 1;
+
+    std::printf("\nmedians of 30 launches (min .. max); %d products = (2x - 1x) / %d\n", BLOCKS, REPS);
+    for (const Probe& p : probes) {
+        const Stats one = time_launches(p.once, dA, dB, dC), two = time_launches(p.twice, dA, dB, dC);
+        const double products_us = (two.median - one.median) / REPS;
+        std::printf("%-10s | 1x %7.1f us (%7.1f .. %7.1f) | 2x %7.1f us (%7.1f .. %7.1f) | %d products %6.2f us | "
+                    "one product %5.2f ns of the GPU, %6.0f ns of an SM | %4.0f TFLOP/s tf32\n",
+                    p.name, one.median, one.minimum, one.maximum, two.median, two.minimum, two.maximum, BLOCKS,
+                    products_us, products_us * 1e3 / BLOCKS, products_us * 1e3 * prop.multiProcessorCount / BLOCKS,
+                    TF32_FLOPS * BLOCKS / (products_us * 1e6));
+    }
+    CHECK(cudaFree(dA));
+    CHECK(cudaFree(dB));
+    CHECK(cudaFree(dC));
+    return 0;
+}
+
+#endif  // TF32_PROBE_NO_MAIN
