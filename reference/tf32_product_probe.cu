@@ -82,16 +82,31 @@ __device__ __forceinline__ unsigned char* align_1024(unsigned char* raw) {
 // row g + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 tg + (i & 1) of the warp's tile (g = lane / 4, tg = lane % 4).
 __device__ __forceinline__ int warp_row0() { return 16 * ((threadIdx.x / 32) % 4); }
 __device__ __forceinline__ int warp_col0() { return 32 * (threadIdx.x / 128); }
-__device__ __forceinline__ void output_coord(int i, int& row, int& col) {
+// accumulator i's row and column in its warp's 16 rows of the warpgroup's tile
+__device__ __forceinline__ void accumulator_coord(int i, int& row, int& col) {
     const int lane = threadIdx.x & 31;
     row = warp_row0() + (lane >> 2) + 8 * ((i >> 1) & 1);
-    col = warp_col0() + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+    col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+}
+__device__ __forceinline__ void output_coord(int i, int& row, int& col) {
+    accumulator_coord(i, row, col);
+    col += warp_col0();
 }
 
 // hi: the bits a tensor core reads (one LOP3); lo = v - hi is exact and is read to its upper 19 bits.
 __device__ __forceinline__ void split(float v, uint32_t& hi, uint32_t& lo) {
     hi = __float_as_uint(v) & 0xffffe000u;
     lo = __float_as_uint(v - __uint_as_float(hi));
+}
+// This thread's m16n8k8 A fragment of rows m0.., columns k0.. (rows g, g + 8, columns tg, tg + 4), read
+// through at(row, k) and split.
+template <class At>
+__device__ __forceinline__ void a_fragment(uint32_t (&hi)[4], uint32_t (&lo)[4], int m0, int k0, At at) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3;
+    split(at(m0 + g, k0 + tg), hi[0], lo[0]);
+    split(at(m0 + g + 8, k0 + tg), hi[1], lo[1]);
+    split(at(m0 + g, k0 + tg + 4), hi[2], lo[2]);
+    split(at(m0 + g + 8, k0 + tg + 4), hi[3], lo[3]);
 }
 __device__ __forceinline__ float low_part(float v) { return v - __uint_as_float(__float_as_uint(v) & 0xffffe000u); }
 __device__ __forceinline__ float4 low_parts(float4 v) {
@@ -213,11 +228,8 @@ __device__ __forceinline__ void product_fragments(float (&acc)[16], const unsign
     float small[16] = {};
 #pragma unroll
     for (int k0 = 0; k0 < TILE; k0 += 8) {
-        const float a[4] = {sA[(m0 + g) * STRIDE + k0 + tg], sA[(m0 + g + 8) * STRIDE + k0 + tg],
-                            sA[(m0 + g) * STRIDE + k0 + tg + 4], sA[(m0 + g + 8) * STRIDE + k0 + tg + 4]};
         uint32_t ah[4], al[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) split(a[i], ah[i], al[i]);
+        a_fragment(ah, al, m0, k0, [&](int m, int k) { return sA[m * STRIDE + k]; });
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
             const float b[2] = {sB[(k0 + tg) * STRIDE + n0 + 8 * q + g], sB[(k0 + tg + 4) * STRIDE + n0 + 8 * q + g]};
@@ -308,16 +320,10 @@ __device__ __forceinline__ void product_wgmma_a_regs(float (&acc)[16], unsigned 
     fence_proxy_async();
     __syncthreads();
     const float* sA = reinterpret_cast<const float*>(smem + OFF_A);
-    const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3, m0 = warp_row0();
     uint32_t ah[TILE / 8][4], al[TILE / 8][4];
 #pragma unroll
-    for (int s = 0; s < TILE / 8; ++s) {
-        const int k0 = 8 * s;
-        split(sA[(m0 + g) * STRIDE + k0 + tg], ah[s][0], al[s][0]);
-        split(sA[(m0 + g + 8) * STRIDE + k0 + tg], ah[s][1], al[s][1]);
-        split(sA[(m0 + g) * STRIDE + k0 + tg + 4], ah[s][2], al[s][2]);
-        split(sA[(m0 + g + 8) * STRIDE + k0 + tg + 4], ah[s][3], al[s][3]);
-    }
+    for (int s = 0; s < TILE / 8; ++s)
+        a_fragment(ah[s], al[s], warp_row0(), 8 * s, [&](int m, int k) { return sA[m * STRIDE + k]; });
     const int col0 = __shfl_sync(0xffffffffu, warp_col0(), 0);
     const uint64_t b_hi = descriptor(smem_u32(smem + OFF_SPLIT + 2 * SWIZZLED_BYTES + col0 * 128)),
                    b_lo = b_hi + SWIZZLED_BYTES / 16;
@@ -337,15 +343,13 @@ __device__ __forceinline__ void product_wgmma_a_regs(float (&acc)[16], unsigned 
 // (as in (d)): warpgroup 0 forms A B (B^T split, A's fragments from A [m][k]), warpgroup 1 forms
 // (A B)^T = B^T A^T (A split, B^T's fragments read from B [k][n]). So each product loads its register
 // operand once, where (c) and (d) load A in both warpgroups; in a scan kernel the two warpgroups would
-// take two of a chunk's independent products. Each thread's 32 accumulators: row g + 8 ((i >> 1) & 1),
-// column 8 (i >> 2) + 2 tg + (i & 1) of its warp's 16 rows, as in output_coord.
+// take two of a chunk's independent products. Each thread's 32 accumulators are at accumulator_coord.
 __device__ __forceinline__ void product_two_wgmma(float (&acc)[32], unsigned char* smem) {
     split_operands<SWIZZLED_BYTES>(smem, swizzled_offset);
     fence_proxy_async();
     __syncthreads();
     const float* sA = reinterpret_cast<const float*>(smem + OFF_A);
     const float* sB = reinterpret_cast<const float*>(smem + OFF_B);
-    const int lane = threadIdx.x & 31, g = lane >> 2, tg = lane & 3, m0 = warp_row0();
     const bool second = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0) == 1;  // warp-uniform
     // the register operand's element (row, k): A [m][k], or B^T read from B [k][n]
     auto reg_operand = [&](int row, int k) { return second ? sB[k * STRIDE + row] : sA[row * STRIDE + k]; };
@@ -358,12 +362,9 @@ __device__ __forceinline__ void product_two_wgmma(float (&acc)[32], unsigned cha
     uint32_t ah[2][4], al[2][4];
 #pragma unroll
     for (int s = 0; s < TILE / 8; ++s) {
-        const int buf = s % 2, k0 = 8 * s;
+        const int buf = s % 2;
         if (s >= 2) wgmma_wait_one();
-        split(reg_operand(m0 + g, k0 + tg), ah[buf][0], al[buf][0]);
-        split(reg_operand(m0 + g + 8, k0 + tg), ah[buf][1], al[buf][1]);
-        split(reg_operand(m0 + g, k0 + tg + 4), ah[buf][2], al[buf][2]);
-        split(reg_operand(m0 + g + 8, k0 + tg + 4), ah[buf][3], al[buf][3]);
+        a_fragment(ah[buf], al[buf], warp_row0(), 8 * s, reg_operand);
         wgmma_fence();
         const uint32_t k = ((s / 4) * TILE * 128 + (s % 4) * 32) / 16;
         wgmma_m64n64k8_a_regs(acc, al[buf], b_hi + k);
@@ -384,17 +385,8 @@ __device__ __forceinline__ void product(float (&acc)[16], unsigned char* smem) {
     else product_wgmma_a_regs(acc, smem);
 }
 
-// Block b: REPS products of its own A_b and B_b (64 x 64 row-major, staged once), each into its own
-// accumulators as a scan kernel's product, summed in float32 and written as C_b = REPS A_b B_b. (One
-// accumulator for all REPS would chain REPS times more tensor-core additions onto each sum, whose
-// rounding the check would then see instead of the split's.)
-// (e)'s block: REPS pairs of products, summed per warpgroup; C_b = (A B + ((A B)^T)^T) / 2 = REPS A_b B_b,
-// warpgroup 1's sum passed to warpgroup 0 through shared memory.
-template <int REPS>
-__global__ void __launch_bounds__(THREADS, 2)
-repeated_product_pairs(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
-    extern __shared__ __align__(1024) unsigned char smem_raw[];
-    unsigned char* smem = align_1024(smem_raw);
+// A_b and B_b of block b (64 x 64 row-major) into the raw arrays; returns b's offset in A, B and C.
+__device__ __forceinline__ size_t stage_block_operands(unsigned char* smem, const float* A, const float* B) {
     float* sA = reinterpret_cast<float*>(smem + OFF_A);
     float* sB = reinterpret_cast<float*>(smem + OFF_B);
     const size_t base = (size_t)blockIdx.x * TILE * TILE;
@@ -403,46 +395,19 @@ repeated_product_pairs(const float* __restrict__ A, const float* __restrict__ B,
         *reinterpret_cast<float4*>(sA + r * STRIDE + c) = *reinterpret_cast<const float4*>(A + base + r * TILE + c);
         *reinterpret_cast<float4*>(sB + r * STRIDE + c) = *reinterpret_cast<const float4*>(B + base + r * TILE + c);
     }
-    float sum[32] = {};
-#pragma unroll 1
-    for (int rep = 0; rep < REPS; ++rep) {
-        __syncthreads();
-        float acc[32] = {};
-        product_two_wgmma(acc, smem);
-#pragma unroll
-        for (int i = 0; i < 32; ++i) sum[i] += acc[i];
-    }
-    __syncthreads();  // every product is done with the split arrays: they take warpgroup 1's sums
-    float* transposed = reinterpret_cast<float*>(smem + OFF_SPLIT);
-    const int lane = threadIdx.x & 31, m0 = warp_row0();
-    const bool second = threadIdx.x >= 128;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-        const int row = m0 + (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-        if (second) transposed[col * STRIDE + row] = sum[i];
-    }
-    __syncthreads();
-    if (!second)
-#pragma unroll
-        for (int i = 0; i < 32; ++i) {
-            const int row = m0 + (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-            C[base + row * TILE + col] = 0.5f * (sum[i] + transposed[row * STRIDE + col]);
-        }
+    return base;
 }
 
+// Block b: REPS products of its own A_b and B_b (staged once), each into its own accumulators as a scan
+// kernel's product, summed in float32 and written as C_b = REPS A_b B_b. (One accumulator for all REPS
+// would chain REPS times more tensor-core additions onto each sum, whose rounding the check would then
+// see instead of the split's.)
 template <Variant V, int REPS>
 __global__ void __launch_bounds__(THREADS, 2)
 repeated_products(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     unsigned char* smem = align_1024(smem_raw);
-    float* sA = reinterpret_cast<float*>(smem + OFF_A);
-    float* sB = reinterpret_cast<float*>(smem + OFF_B);
-    const size_t base = (size_t)blockIdx.x * TILE * TILE;
-    for (int f = threadIdx.x; f < TILE * TILE / 4; f += THREADS) {
-        const int r = f / (TILE / 4), c = 4 * (f % (TILE / 4));
-        *reinterpret_cast<float4*>(sA + r * STRIDE + c) = *reinterpret_cast<const float4*>(A + base + r * TILE + c);
-        *reinterpret_cast<float4*>(sB + r * STRIDE + c) = *reinterpret_cast<const float4*>(B + base + r * TILE + c);
-    }
+    const size_t base = stage_block_operands(smem, A, B);
     float sum[16] = {};
 #pragma unroll 1
     for (int rep = 0; rep < REPS; ++rep) {
@@ -457,6 +422,42 @@ repeated_products(const float* __restrict__ A, const float* __restrict__ B, floa
         int row, col;
         output_coord(i, row, col);
         C[base + row * TILE + col] = sum[i];
+    }
+}
+
+// wgmma_two's block: REPS rounds of two products, summed per warpgroup as above; warpgroup 1's sum of
+// (A B)^T goes to warpgroup 0 through shared memory, and C_b = the mean of the two = REPS A_b B_b.
+template <int REPS>
+__global__ void __launch_bounds__(THREADS, 2)
+repeated_product_pairs(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    unsigned char* smem = align_1024(smem_raw);
+    const size_t base = stage_block_operands(smem, A, B);
+    float sum[32] = {};
+#pragma unroll 1
+    for (int rep = 0; rep < REPS; ++rep) {
+        __syncthreads();
+        float acc[32] = {};
+        product_two_wgmma(acc, smem);
+#pragma unroll
+        for (int i = 0; i < 32; ++i) sum[i] += acc[i];
+    }
+    __syncthreads();  // every product is done with the split arrays: they take warpgroup 1's sums
+    float* transposed = reinterpret_cast<float*>(smem + OFF_SPLIT);
+    const bool second = threadIdx.x >= 128;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+        int row, col;
+        accumulator_coord(i, row, col);
+        if (second) transposed[col * STRIDE + row] = sum[i];
+    }
+    __syncthreads();
+    if (second) return;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+        int row, col;
+        accumulator_coord(i, row, col);
+        C[base + row * TILE + col] = 0.5f * (sum[i] + transposed[row * STRIDE + col]);
     }
 }
 

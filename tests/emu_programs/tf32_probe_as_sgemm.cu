@@ -4,23 +4,30 @@
 // tile of C; K in slices of 64, each staged zero-padded into the probe's raw arrays and multiplied.
 using namespace tf32_probe;
 
+// The K slice k0 of the tile (m0, n0) into the probe's raw arrays, zero past M, N and K, between barriers
+// (the previous product is done with the arrays; the next one reads them).
+__device__ void stage_slice(unsigned char* smem, const float* A, const float* B, int M, int N, int K, int m0, int n0,
+                            int k0) {
+    float* sA = reinterpret_cast<float*>(smem + OFF_A);
+    float* sB = reinterpret_cast<float*>(smem + OFF_B);
+    __syncthreads();
+    for (int f = threadIdx.x; f < TILE * TILE; f += THREADS) {
+        const int r = f / TILE, c = f % TILE;
+        sA[r * STRIDE + c] = (m0 + r < M && k0 + c < K) ? A[(size_t)(m0 + r) * K + k0 + c] : 0.f;
+        sB[r * STRIDE + c] = (k0 + r < K && n0 + c < N) ? B[(size_t)(k0 + r) * N + n0 + c] : 0.f;
+    }
+    __syncthreads();
+}
+
 template <Variant V>
 __global__ void __launch_bounds__(THREADS, 2)
 sgemm_tiles(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     unsigned char* smem = align_1024(smem_raw);
-    float* sA = reinterpret_cast<float*>(smem + OFF_A);
-    float* sB = reinterpret_cast<float*>(smem + OFF_B);
     const int m0 = blockIdx.y * TILE, n0 = blockIdx.x * TILE;
     float acc[16] = {};
     for (int k0 = 0; k0 < K; k0 += TILE) {
-        __syncthreads();  // the previous product is done with A, B and the split arrays
-        for (int f = threadIdx.x; f < TILE * TILE; f += THREADS) {
-            const int r = f / TILE, c = f % TILE;
-            sA[r * STRIDE + c] = (m0 + r < M && k0 + c < K) ? A[(size_t)(m0 + r) * K + k0 + c] : 0.f;
-            sB[r * STRIDE + c] = (k0 + r < K && n0 + c < N) ? B[(size_t)(k0 + r) * N + n0 + c] : 0.f;
-        }
-        __syncthreads();
+        stage_slice(smem, A, B, M, N, K, m0, n0, k0);
         product<V>(acc, smem);
     }
     for (int i = 0; i < 16; ++i) {
@@ -38,32 +45,25 @@ sgemm_tiles<Variant::wgmma_two_products>(const float* __restrict__ A, const floa
                                           float* __restrict__ C, int M, int N, int K) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     unsigned char* smem = align_1024(smem_raw);
-    float* sA = reinterpret_cast<float*>(smem + OFF_A);
-    float* sB = reinterpret_cast<float*>(smem + OFF_B);
     const int m0 = blockIdx.y * TILE, n0 = blockIdx.x * TILE;
     float acc[32] = {};
     for (int k0 = 0; k0 < K; k0 += TILE) {
-        __syncthreads();
-        for (int f = threadIdx.x; f < TILE * TILE; f += THREADS) {
-            const int r = f / TILE, c = f % TILE;
-            sA[r * STRIDE + c] = (m0 + r < M && k0 + c < K) ? A[(size_t)(m0 + r) * K + k0 + c] : 0.f;
-            sB[r * STRIDE + c] = (k0 + r < K && n0 + c < N) ? B[(size_t)(k0 + r) * N + n0 + c] : 0.f;
-        }
-        __syncthreads();
+        stage_slice(smem, A, B, M, N, K, m0, n0, k0);
         product_two_wgmma(acc, smem);
     }
     __syncthreads();
     float* transposed = reinterpret_cast<float*>(smem + OFF_SPLIT);
-    const int lane = threadIdx.x & 31, r0 = warp_row0();
     const bool second = threadIdx.x >= 128;
     for (int i = 0; i < 32; ++i) {
-        const int row = r0 + (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+        int row, col;
+        accumulator_coord(i, row, col);
         if (second) transposed[col * STRIDE + row] = acc[i];
     }
     __syncthreads();
     if (second) return;
     for (int i = 0; i < 32; ++i) {
-        const int row = r0 + (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+        int row, col;
+        accumulator_coord(i, row, col);
         if (m0 + row < M && n0 + col < N)
             C[(size_t)(m0 + row) * N + n0 + col] = 0.5f * (acc[i] + transposed[row * STRIDE + col]);
     }
