@@ -425,8 +425,31 @@ repeated_products(const float* __restrict__ A, const float* __restrict__ B, floa
     }
 }
 
-// wgmma_two's block: REPS rounds of two products, summed per warpgroup as above; warpgroup 1's sum of
-// (A B)^T goes to warpgroup 0 through shared memory, and C_b = the mean of the two = REPS A_b B_b.
+// wgmma_two's result: warpgroup 1's sums of (A B)^T go to warpgroup 0 through shared memory (the split
+// arrays, free once every product is done), which passes the mean of the two to store(row, col, value).
+template <class Store>
+__device__ __forceinline__ void store_mean_of_pair(const float (&sum)[32], unsigned char* smem, Store store) {
+    __syncthreads();
+    float* transposed = reinterpret_cast<float*>(smem + OFF_SPLIT);
+    const bool second = threadIdx.x >= 128;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+        int row, col;
+        accumulator_coord(i, row, col);
+        if (second) transposed[col * STRIDE + row] = sum[i];
+    }
+    __syncthreads();
+    if (second) return;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+        int row, col;
+        accumulator_coord(i, row, col);
+        store(row, col, 0.5f * (sum[i] + transposed[row * STRIDE + col]));
+    }
+}
+
+// wgmma_two's block: REPS rounds of two products, summed per warpgroup as above, C_b = the mean of the
+// two sums = REPS A_b B_b.
 template <int REPS>
 __global__ void __launch_bounds__(THREADS, 2)
 repeated_product_pairs(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
@@ -442,23 +465,7 @@ repeated_product_pairs(const float* __restrict__ A, const float* __restrict__ B,
 #pragma unroll
         for (int i = 0; i < 32; ++i) sum[i] += acc[i];
     }
-    __syncthreads();  // every product is done with the split arrays: they take warpgroup 1's sums
-    float* transposed = reinterpret_cast<float*>(smem + OFF_SPLIT);
-    const bool second = threadIdx.x >= 128;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-        int row, col;
-        accumulator_coord(i, row, col);
-        if (second) transposed[col * STRIDE + row] = sum[i];
-    }
-    __syncthreads();
-    if (second) return;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-        int row, col;
-        accumulator_coord(i, row, col);
-        C[base + row * TILE + col] = 0.5f * (sum[i] + transposed[row * STRIDE + col]);
-    }
+    store_mean_of_pair(sum, smem, [&](int row, int col, float v) { C[base + row * TILE + col] = v; });
 }
 
 }  // namespace tf32_probe
