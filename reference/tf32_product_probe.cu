@@ -94,9 +94,11 @@ __device__ __forceinline__ void output_coord(int i, int& row, int& col) {
 }
 
 // hi: the bits a tensor core reads (one LOP3); lo = v - hi is exact and is read to its upper 19 bits.
+__device__ __forceinline__ uint32_t high_bits(float v) { return __float_as_uint(v) & 0xffffe000u; }
+__device__ __forceinline__ float low_part(float v) { return v - __uint_as_float(high_bits(v)); }
 __device__ __forceinline__ void split(float v, uint32_t& hi, uint32_t& lo) {
-    hi = __float_as_uint(v) & 0xffffe000u;
-    lo = __float_as_uint(v - __uint_as_float(hi));
+    hi = high_bits(v);
+    lo = __float_as_uint(low_part(v));
 }
 // This thread's m16n8k8 A fragment of rows m0.., columns k0.. (rows g, g + 8, columns tg, tg + 4), read
 // through at(row, k) and split.
@@ -108,7 +110,6 @@ __device__ __forceinline__ void a_fragment(uint32_t (&hi)[4], uint32_t (&lo)[4],
     split(at(m0 + g, k0 + tg + 4), hi[2], lo[2]);
     split(at(m0 + g + 8, k0 + tg + 4), hi[3], lo[3]);
 }
-__device__ __forceinline__ float low_part(float v) { return v - __uint_as_float(__float_as_uint(v) & 0xffffe000u); }
 __device__ __forceinline__ float4 low_parts(float4 v) {
     return make_float4(low_part(v.x), low_part(v.y), low_part(v.z), low_part(v.w));
 }
@@ -382,7 +383,10 @@ __device__ __forceinline__ void product(float (&acc)[16], unsigned char* smem) {
     if constexpr (V == Variant::fragments) product_fragments(acc, smem);
     else if constexpr (V == Variant::ldmatrix) product_ldmatrix(acc, smem);
     else if constexpr (V == Variant::wgmma) product_wgmma(acc, smem);
-    else product_wgmma_a_regs(acc, smem);
+    else {
+        static_assert(V == Variant::wgmma_a_regs, "wgmma_two makes two products a round: product_two_wgmma");
+        product_wgmma_a_regs(acc, smem);
+    }
 }
 
 // A_b and B_b of block b (64 x 64 row-major) into the raw arrays; returns b's offset in A, B and C.
