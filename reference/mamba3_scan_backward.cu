@@ -1,8 +1,10 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 505 us against 533 us for the file before the gradient kernel was
-// launched as the state kernel's programmatic dependent (notes, "The gradient kernel as the state
-// kernel's programmatic dependent"); 534 us against 593 us for the file before its gradient kernel ran
+// pass (H200, `harness bench`: 498 us against 512 us for the file before its epilogues' row sums
+// without shared-memory atomics, its turns loaded before their products, its paired stores and its
+// decays as one ex2 (notes, "Where the gradient kernel's instructions go"); 505 us against 533 us
+// for the file before the gradient kernel was launched as the state kernel's programmatic dependent
+// (notes, "The gradient kernel as the state kernel's programmatic dependent"); 534 us against 593 us for the file before its gradient kernel ran
 // two blocks of 8 warps per SM (notes, "Two blocks per SM for the gradient kernel"); 612 us against
 // 693 us for the file before its running rotation
 // without bank conflicts (notes, "Where a block's time goes"); earlier 673 us against 685 us for
@@ -51,10 +53,11 @@
 //
 // Precision. Every product is 3xTF32 (a = hi + lo, hi truncated to tf32, three mma.sync m16n8k8
 // per tile step, float32 accumulation); the prefix sums of dt A are kept in double (their
-// differences cancel at fast decay); the carries are plain FP32. Per-row and per-head sums use
-// shared-memory atomics (one per warp where a warp's lanes share the target: a float atomicAdd on
-// shared memory is a compare-and-swap loop, which a whole block hitting one word turns into
-// hundreds of retries) and per-chunk partials, so their order varies; the tolerances allow any.
+// differences cancel at fast decay); the carries are plain FP32. A float atomicAdd on shared
+// memory is a compare-and-swap loop (ATOMS.CAST.SPIN), which a whole block hitting one word turns
+// into hundreds of retries: the epilogues' per-step sums go through per-column-group partials added
+// in a fixed order, and the chunk end's few per-pair and per-chunk sums use one atomic per warp, so
+// their order varies; the tolerances allow any.
 //
 // Sizes. d_state and head_dim are padded to S = 16, 32, 64 or 128 (zero rows and columns) in
 // shared memory, but products stop at the real sizes. Steps past seq_len have dt = 0 and zero
@@ -147,6 +150,13 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], 
 // f / P for the element loops over (row pair, column): P is a runtime size, and an integer division
 // by it compiles to about twenty instructions; with pdiv = ceil(2^31 / P) (Problem::pdiv) one
 // multiply-high is exact for f < 2^16 (f * (pdiv * P - 2^31) < 2^23 < 2^31).
+// 2^x in one MUFU instruction (relative error about 2^-22); expf is ten instructions and runs once per
+// element of Dec Q and Dec D
+__device__ __forceinline__ float exp2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 __device__ __forceinline__ int div_p(int f, unsigned pdiv) { return (int)__umulhi(2u * (unsigned)f, pdiv); }
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -205,6 +215,7 @@ struct Problem {
     // floats, 16-byte aligned arrays); else 4-byte ones. Each copy costs its own address arithmetic
     // (a 64-bit (b, t, h) row offset), so the wide ones take a quarter of the instructions.
     bool vec_p, vec_n, vec_i;
+    bool pair_p, pair_n;        // dx (P even), dB and dC 8-byte aligned: a column pair in one 8-byte store
     int bh0;                    // first (b, h) head of this group
     float* agg1;                // per (head in group, chunk): R(Phi_end) Agg_c           [N][P]
     float* incl1;               // per (head in group, chunk): Gin(c+1)                   [N][P]
@@ -722,6 +733,7 @@ struct Cfg2 {
     static constexpr int FLOATS = OFF_CL + 2 * L;
     static_assert(THREADS % NPP == 0 && L % TPP == 0, "whole segments of steps per thread");
     static_assert(L % 32 == 0 && L <= THREADS, "one thread per step in whole warps");
+    static_assert(2 * (NP / 8 / TPAIR) * L <= cmax(4 * NPP * LB_WIN, 2 * THREADS), "the epilogues' row sums in the maps' place");
     static_assert(OFF_CMAP % 4 == 0 && OFF_CL % 2 == 0 && OFF_END % 2 == 0, "alignment");
     static_assert(OFF_DY % 4 == 0 && OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_M1 % 4 == 0 &&
                       SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
@@ -761,7 +773,8 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     float* misc = sm + K::OFF_MISC;
     unsigned* misc_u = reinterpret_cast<unsigned*>(misc);
     // The prefix sums of dt A reach -4096 in a chunk of fast decay, where a float32 difference
-    // cl_t - cl_s of two of them would be off by 1e-3 absolute (1e-3 relative in Dec_ts): kept in double.
+    // cl_t - cl_s of two of them would be off by 1e-3 absolute (1e-3 relative in Dec_ts): kept in double,
+    // in log2 units (cl_t log2 e), so that Dec_ts = 2^(cl_t - cl_s) is one ex2.
     double* v_cl = reinterpret_cast<double*>(sm + K::OFF_CL);
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -823,7 +836,6 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     }
     copy_commit();
     for (int f = tid; f < K::NPP; f += NT) crossend[f] = 0.f;
-    for (int f = tid; f < L; f += NT) v_crdcr[f] = v_dgam[f] = 0.f;
     if (tid < 2) misc[tid] = 0.f;
     copy_wait_all();
     __syncthreads();
@@ -838,7 +850,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
             const int t = lane + 32 * k;
             const float gam = v_lam[t] * v_dt[t];
             const float bnn = (1.f - v_lam[t + 1]) * v_dt[t + 1];
-            v_cl[t] = cl[k];
+            v_cl[t] = cl[k] * 1.4426950408889634;  // log2 e
             v_dec[t] = expf((float)cl[k]);
             v_decend[t] = expf((float)(cl_end - cl[k]));
             v_gam[t] = gam;
@@ -895,9 +907,16 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
 #pragma unroll
             for (int q = 0; q < TPAIR; ++q)
 #pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    const int n = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 8 * q + 2 * tg + (i & 1);
-                    if (n < N && p < P) __stcg(mine + (size_t)n * P + p, acc[q][i]);
+                for (int half = 0; half < 2; ++half) {
+                    const int n = m0 + g + 8 * half, p = n0 + 8 * q + 2 * tg;
+                    if (n >= N || p >= P) continue;
+                    float* out = mine + (size_t)n * P + p;  // the scratch: cudaMalloc'd
+                    if (P % 2 == 0) {
+                        __stcg(reinterpret_cast<float2*>(out), make_float2(acc[q][2 * half], acc[q][2 * half + 1]));
+                    } else {
+                        __stcg(out, acc[q][2 * half]);
+                        if (p + 1 < P) __stcg(out + 1, acc[q][2 * half + 1]);
+                    }
                 }
         }
         __threadfence();
@@ -925,7 +944,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         for (int i = 0; i < 4; ++i) {
             const int t = rb * 16 + g + (i >= 2 ? 8 : 0), s = ct * 8 + 2 * tg + (i & 1);
             if (t == s) (isD ? v_xy : v_bc)[t] = acc[i];
-            dst[t * SL + s] = s <= t ? acc[i] * expf((float)(v_cl[t] - v_cl[s])) : 0.f;
+            dst[t * SL + s] = s <= t ? acc[i] * exp2_approx((float)(v_cl[t] - v_cl[s])) : 0.f;
         }
     }
 
@@ -1050,11 +1069,18 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
 #pragma unroll
             for (int q = 0; q < TPAIR; ++q)
 #pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    const int t = m0 + g + (i >= 2 ? 8 : 0), p = n0 + 8 * q + 2 * tg + (i & 1);
-                    if (t0 + t < T && p < P) {
-                        const float d = sDY[t * K::SP + p];
-                        pr.dx[(size_t)row_of(t0 + t) * P + p] = v_e[t] * acc[q][i] + (skip_h - v_bnn[t] * v_bc[t]) * d;
+                for (int half = 0; half < 2; ++half) {
+                    const int t = m0 + g + 8 * half, p = n0 + 8 * q + 2 * tg;
+                    if (t0 + t >= T || p >= P) continue;
+                    const float e = v_e[t], k = skip_h - v_bnn[t] * v_bc[t];
+                    const float2 v = make_float2(e * acc[q][2 * half] + k * sDY[t * K::SP + p],
+                                                 e * acc[q][2 * half + 1] + k * sDY[t * K::SP + p + 1]);
+                    float* out = pr.dx + (size_t)row_of(t0 + t) * P + p;
+                    if (pr.pair_p) {
+                        *reinterpret_cast<float2*>(out) = v;
+                    } else {
+                        out[0] = v.x;
+                        if (p + 1 < P) out[1] = v.y;
                     }
                 }
         }
@@ -1096,21 +1122,47 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
             for (int half = 0; half < 2; ++half) body(q, half, m0 + g + 8 * half, n0g + 8 * q + 2 * tg);
         }
     };
-    auto add_over_quad = [&](float* v, int t, float x) {  // the 4 lanes of a step's row, then one atomic
-        x += __shfl_xor_sync(0xffffffffu, x, 1);
-        x += __shfl_xor_sync(0xffffffffu, x, 2);
-        if (tg == 0) atomicAdd(&v[t], x);
+    // The epilogues' sums over n per step (cr . dcr, bg . gx): a thread's own terms, then the 4 lanes of
+    // its rows, then one partial per column group [GT][L] in the look-back maps' place, added up in a
+    // fixed order by warp 0 below. Shared-memory float atomics are compare-and-swap loops on this GPU.
+    float* part_crdcr = reinterpret_cast<float*>(cmap);
+    float* part_dgam = part_crdcr + GT * L;
+    auto store_row_sums = [&](float* part, int m0, int n0g, float (&rs)[2]) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            float x = rs[half];
+            x += __shfl_xor_sync(0xffffffffu, x, 1);
+            x += __shfl_xor_sync(0xffffffffu, x, 2);
+            if (tg == 0) part[(n0g / (8 * TPAIR)) * L + m0 + g + 8 * half] = x;
+        }
     };
-    auto store_turned = [&](float* out, int t, int n, float v0, float v1) {  // R(Phi_t) back to B's and C's frame
+    // cos, sin of Phi_t for a group's elements, loaded before its products so that their latency
+    // (the scratch is global memory) passes under them
+    auto turns_of = [&](int m0, int n0g, float2 (&r)[TPAIR][2]) {
+#pragma unroll
+        for (int q = 0; q < TPAIR; ++q)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int t = m0 + g + 8 * half, n = n0g + 8 * q + 2 * tg;
+                r[q][half] = t0 + t < T && n < N ? rot[t * npairs + n / 2] : make_float2(1.f, 0.f);
+            }
+    };
+    auto store_turned = [&](float* out, int t, int n, float2 r, float v0, float v1) {  // R(Phi_t) back to B's and C's frame
         if (t0 + t < T && n < N) {
-            const float2 r = rot[t * npairs + n / 2];
             const size_t o = (size_t)row_of(t0 + t) * N + n;
-            out[o] = r.x * v0 - r.y * v1;
-            out[o + 1] = r.y * v0 + r.x * v1;
+            const float2 v = make_float2(r.x * v0 - r.y * v1, r.y * v0 + r.x * v1);
+            if (pr.pair_n) {
+                *reinterpret_cast<float2*>(out + o) = v;
+            } else {
+                out[o] = v.x;
+                out[o + 1] = v.y;
+            }
         }
     };
     float dphi[JW][TPAIR][2];  // (dcr0 cr1 - dcr1 cr0) + (dbg0 bg1 - dbg1 bg0) per (row half, tile)
     each_group([&](int jj, int m0, int n0g) {
+        float2 turn[TPAIR][2];
+        turns_of(m0, n0g, turn);
         float dcr[TPAIR][4] = {};
         mma_tiles(dcr, m0, n0g, 0, m0 + 16,
                   [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
@@ -1118,13 +1170,15 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         if (has_prev)
             mma_tiles(dcr, m0, n0g, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
                       [&](int p, int n) { return gin_at(n, p); });
+        float rs[2] = {0.f, 0.f};
         each_element(m0, n0g, [&](int q, int half, int t, int n) {
             const float dcr0 = dcr[q][2 * half], dcr1 = dcr[q][2 * half + 1];
             const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
-            add_over_quad(v_crdcr, t, cr0 * dcr0 + cr1 * dcr1);
+            rs[half] += cr0 * dcr0 + cr1 * dcr1;
             dphi[jj][q][half] = dcr0 * cr1 - dcr1 * cr0;
-            store_turned(pr.dC, t, n, dcr0, dcr1);
+            store_turned(pr.dC, t, n, turn[q][half], dcr0, dcr1);
         });
+        store_row_sums(part_crdcr, m0, n0g, rs);
     });
     __syncthreads();  // dY and Gin are done with
     stage_rows<NT, L, PP>(pr.vec_p, [&](int r, int p, int w) {
@@ -1137,27 +1191,44 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     __syncthreads();
     const float* sXg = sDY;  // x again
     each_group([&](int jj, int m0, int n0g) {
+        float2 turn[TPAIR][2];
+        turns_of(m0, n0g, turn);
         float gx[TPAIR][4] = {};
         mma_tiles(gx, m0, n0g, m0, L, [&](int t, int s) { return sM2[s * SL + t]; },
                   [&](int s, int n) { return sC[s * K::SN + n]; });
         if (has_next)
             mma_tiles(gx, m0, n0g, 0, Pk, [&](int t, int p) { return sXg[t * K::SP + p] * v_decend[t]; },
                       [&](int p, int n) { return gf_at(n, p); });
+        float rs[2] = {0.f, 0.f};
         each_element(m0, n0g, [&](int q, int half, int t, int n) {
             const float gx0 = gx[q][2 * half], gx1 = gx[q][2 * half + 1];
             const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
             const float bg0 = sB[t * K::SN + n], bg1 = sB[t * K::SN + n + 1];
-            add_over_quad(v_dgam, t, bg0 * gx0 + bg1 * gx1);
+            rs[half] += bg0 * gx0 + bg1 * gx1;
             const float dbg0 = v_e[t] * gx0 - v_bnn[t] * v_xy[t] * cr0;
             const float dbg1 = v_e[t] * gx1 - v_bnn[t] * v_xy[t] * cr1;
             sM1[t * SL + n / 2] = dphi[jj][q][half] + (dbg0 * bg1 - dbg1 * bg0);
-            store_turned(pr.dB, t, n, dbg0, dbg1);
+            store_turned(pr.dB, t, n, turn[q][half], dbg0, dbg1);
         });
+        store_row_sums(part_dgam, m0, n0g, rs);
     });
     __syncthreads();
     PHASE_AT(8, 0);
     // ---- per-step scalars (warp 0) and angle gradients (one thread per pair, warps 1..)
     if (warp == 0) {
+        const int groups = (N + 8 * TPAIR - 1) / (8 * TPAIR);  // column groups that hold columns
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int t = lane + 32 * k;
+            float crdcr = 0.f, dgam = 0.f;
+            for (int q = 0; q < groups; ++q) {
+                crdcr += part_crdcr[q * L + t];
+                dgam += part_dgam[q * L + t];
+            }
+            v_crdcr[t] = crdcr;
+            v_dgam[t] = dgam;
+        }
+        __syncwarp();  // abeta reads the step before
         float dcl[2];
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
@@ -1341,6 +1412,9 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
     pr.vec_p = head_dim % 4 == 0 && aligned(x) && aligned(dy);  // the scratch states: cudaMalloc'd, N x P each
     pr.vec_n = d_state % 4 == 0 && aligned(B) && aligned(C);
     pr.vec_i = d_state % 8 == 0 && aligned(theta);
+    auto aligned8 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; };
+    pr.pair_p = head_dim % 2 == 0 && aligned8(dx);
+    pr.pair_n = aligned8(dB) && aligned8(dC);  // d_state is even
     const int widest = d_state > head_dim ? d_state : head_dim;
     if (widest <= 16)
         run<16>(pr, batch, dA, dskip);
