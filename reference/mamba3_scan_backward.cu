@@ -157,6 +157,15 @@ __device__ __forceinline__ float exp2_approx(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
+// v.x at out[0] and, when has_second, v.y at out[1]: one 8-byte store when `paired` (out 8-byte aligned)
+__device__ __forceinline__ void store_pair(float* out, float2 v, bool paired, bool has_second) {
+    if (paired) {
+        *reinterpret_cast<float2*>(out) = v;
+    } else {
+        out[0] = v.x;
+        if (has_second) out[1] = v.y;
+    }
+}
 __device__ __forceinline__ int div_p(int f, unsigned pdiv) { return (int)__umulhi(2u * (unsigned)f, pdiv); }
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -1075,13 +1084,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
                     const float e = v_e[t], k = skip_h - v_bnn[t] * v_bc[t];
                     const float2 v = make_float2(e * acc[q][2 * half] + k * sDY[t * K::SP + p],
                                                  e * acc[q][2 * half + 1] + k * sDY[t * K::SP + p + 1]);
-                    float* out = pr.dx + (size_t)row_of(t0 + t) * P + p;
-                    if (pr.pair_p) {
-                        *reinterpret_cast<float2*>(out) = v;
-                    } else {
-                        out[0] = v.x;
-                        if (p + 1 < P) out[1] = v.y;
-                    }
+                    store_pair(pr.dx + (size_t)row_of(t0 + t) * P + p, v, pr.pair_p, p + 1 < P);
                 }
         }
     }
@@ -1149,14 +1152,8 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     };
     auto store_turned = [&](float* out, int t, int n, float2 r, float v0, float v1) {  // R(Phi_t) back to B's and C's frame
         if (t0 + t < T && n < N) {
-            const size_t o = (size_t)row_of(t0 + t) * N + n;
             const float2 v = make_float2(r.x * v0 - r.y * v1, r.y * v0 + r.x * v1);
-            if (pr.pair_n) {
-                *reinterpret_cast<float2*>(out + o) = v;
-            } else {
-                out[o] = v.x;
-                out[o + 1] = v.y;
-            }
+            store_pair(out + (size_t)row_of(t0 + t) * N + n, v, pr.pair_n, true);  // N is even
         }
     };
     float dphi[JW][TPAIR][2];  // (dcr0 cr1 - dcr1 cr0) + (dbg0 bg1 - dbg1 bg0) per (row half, tile)
