@@ -1,6 +1,7 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// `harness bench`: 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM"); earlier
+// `harness bench`: 144 us against 148 us for y stored one float at a time (notes, "Paired `y`
+// stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM"); earlier
 // 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
 // windowed look-back"), 158 us against 195 us before the running rotation
 // without bank conflicts (notes, "The running rotation's bank conflicts"), 196 us against 207 us
@@ -138,8 +139,9 @@ __device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
         for (int f = threadIdx.x; f < ROWS * COLS; f += THREADS) copy(f / COLS, f % COLS, 1);
     }
 }
-// which rows stage 16 bytes at a time (kernel argument `wide`)
-constexpr unsigned WIDE_P = 1, WIDE_N = 2;
+// kernel argument `wide`: which rows stage 16 bytes at a time (WIDE_P, WIDE_N), and whether y is
+// stored a column pair (8 bytes) at a time (PAIR_Y)
+constexpr unsigned WIDE_P = 1, WIDE_N = 2, PAIR_Y = 4;
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 
@@ -647,10 +649,18 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
 #pragma unroll
         for (int q = 0; q < K::QN; ++q)
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int r = rbs[k] * 16 + g + (i >= 2 ? 8 : 0), p = (y_nt0 + q) * 8 + 2 * tg + (i & 1);
-                if (t0 + r < seq_len && p0 + p < P)
-                    y[(size_t)row_of(t0 + r) * P + p0 + p] = yacc[k][q][i] + skip_h * rX[r * K::SX + p];
+            for (int half = 0; half < 2; ++half) {
+                const int r = rbs[k] * 16 + g + 8 * half, p = (y_nt0 + q) * 8 + 2 * tg;
+                if (t0 + r >= seq_len || p0 + p >= P) continue;
+                const float2 v = make_float2(yacc[k][q][2 * half] + skip_h * rX[r * K::SX + p],
+                                             yacc[k][q][2 * half + 1] + skip_h * rX[r * K::SX + p + 1]);
+                float* out = y + (size_t)row_of(t0 + r) * P + p0 + p;
+                if (wide & PAIR_Y) {
+                    *reinterpret_cast<float2*>(out) = v;
+                } else {
+                    out[0] = v.x;
+                    if (p0 + p + 1 < P) out[1] = v.y;
+                }
             }
     PHASE_AT(8, 0);
 }
@@ -721,7 +731,8 @@ void launch(const float* x, const float* B, const float* C, const float* dt, con
     unsigned long long* status = sc.words + 1;
     auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     const unsigned wide = (P % 4 == 0 && aligned(x) ? WIDE_P : 0) |
-                          (N % 4 == 0 && aligned(B) && aligned(C) ? WIDE_N : 0);
+                          (N % 4 == 0 && aligned(B) && aligned(C) ? WIDE_N : 0) |
+                          (P % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 8 == 0 ? PAIR_Y : 0);
     for (int begin = 0; begin < total_units; begin += group) {
         const int units = total_units - begin < group ? total_units - begin : group;
         ++sc.epoch;

@@ -1,6 +1,7 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 498 us against 512 us for the file before its epilogues' row sums
+// pass (H200, `harness bench`: 442 us against 496 us for the file before four tiles per warp in its
+// products (notes, "Four tiles per warp, landed"); 498 us against 512 us for the file before its epilogues' row sums
 // without shared-memory atomics, its turns loaded before their products, its paired stores and its
 // decays as one ex2 (notes, "Where the gradient kernel's instructions go"); 505 us against 533 us
 // for the file before the gradient kernel was launched as the state kernel's programmatic dependent
@@ -715,7 +716,7 @@ struct Cfg2 {
     static constexpr int WARPS = STAGE ? 8 : GRAD_WARPS;
     static constexpr int BLOCKS_PER_SM = STAGE ? 2 : 1;
     static constexpr int THREADS = 32 * WARPS;
-    static constexpr int TPAIR = 2;  // 16 x 8 tiles side by side per warp in the products that allow it
+    static constexpr int TPAIR = NP >= 32 ? 4 : 2;  // 16 x 8 tiles side by side per warp in the products that allow it
     static constexpr int GSZ = STAGE ? NP * SP : 0;
     static constexpr int TPP = THREADS / NPP, SEG = L / TPP;  // the running rotation: threads per pair, steps each
     // Six regions, each taken in turn (phases of the kernel in brackets):
