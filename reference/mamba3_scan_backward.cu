@@ -717,6 +717,7 @@ struct Cfg2 {
     static constexpr int BLOCKS_PER_SM = STAGE ? 2 : 1;
     static constexpr int THREADS = 32 * WARPS;
     static constexpr int TPAIR = NP >= 32 ? 4 : 2;  // 16 x 8 tiles side by side per warp in the products that allow it
+    static_assert(NP % (8 * TPAIR) == 0 && PP % (8 * TPAIR) == 0, "whole groups of TPAIR tiles across N and P");
     static constexpr int GSZ = STAGE ? NP * SP : 0;
     static constexpr int TPP = THREADS / NPP, SEG = L / TPP;  // the running rotation: threads per pair, steps each
     // Six regions, each taken in turn (phases of the kernel in brackets):
