@@ -142,6 +142,15 @@ __device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
 // kernel argument `wide`: which rows stage 16 bytes at a time (WIDE_P, WIDE_N), and whether y is
 // stored a column pair (8 bytes) at a time (PAIR_Y)
 constexpr unsigned WIDE_P = 1, WIDE_N = 2, PAIR_Y = 4;
+// v.x at out[0] and, when has_second, v.y at out[1]: one 8-byte store when `paired` (out 8-byte aligned)
+__device__ __forceinline__ void store_pair(float* out, float2 v, bool paired, bool has_second) {
+    if (paired) {
+        *reinterpret_cast<float2*>(out) = v;
+    } else {
+        out[0] = v.x;
+        if (has_second) out[1] = v.y;
+    }
+}
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
 
@@ -654,13 +663,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 if (t0 + r >= seq_len || p0 + p >= P) continue;
                 const float2 v = make_float2(yacc[k][q][2 * half] + skip_h * rX[r * K::SX + p],
                                              yacc[k][q][2 * half + 1] + skip_h * rX[r * K::SX + p + 1]);
-                float* out = y + (size_t)row_of(t0 + r) * P + p0 + p;
-                if (wide & PAIR_Y) {
-                    *reinterpret_cast<float2*>(out) = v;
-                } else {
-                    out[0] = v.x;
-                    if (p0 + p + 1 < P) out[1] = v.y;
-                }
+                store_pair(y + (size_t)row_of(t0 + r) * P + p0 + p, v, wide & PAIR_Y, p0 + p + 1 < P);
             }
     PHASE_AT(8, 0);
 }
