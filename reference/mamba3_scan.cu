@@ -732,10 +732,10 @@ void launch(const float* x, const float* B, const float* C, const float* dt, con
     float* map_buf = incl_buf + slots * K::STATE;
     unsigned long long* counter = sc.words;
     unsigned long long* status = sc.words + 1;
-    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    auto aligned = [](const void* p, uintptr_t bytes = 16) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
     const unsigned wide = (P % 4 == 0 && aligned(x) ? WIDE_P : 0) |
                           (N % 4 == 0 && aligned(B) && aligned(C) ? WIDE_N : 0) |
-                          (P % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 8 == 0 ? PAIR_Y : 0);
+                          (P % 2 == 0 && aligned(y, 8) ? PAIR_Y : 0);
     for (int begin = 0; begin < total_units; begin += group) {
         const int units = total_units - begin < group ? total_units - begin : group;
         ++sc.epoch;

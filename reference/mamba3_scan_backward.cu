@@ -1407,13 +1407,12 @@ extern "C" void solve(const float* x, const float* B, const float* C, const floa
     pr.dx = dx, pr.dB = dB, pr.dC = dC, pr.ddt = ddt, pr.dlam = dlam, pr.dtheta = dtheta;
     pr.T = seq_len, pr.H = n_heads, pr.P = head_dim, pr.N = d_state, pr.nc = (seq_len + L - 1) / L;
     pr.pdiv = (unsigned)(((1ull << 31) + head_dim - 1) / head_dim);
-    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    auto aligned = [](const void* p, uintptr_t bytes = 16) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
     pr.vec_p = head_dim % 4 == 0 && aligned(x) && aligned(dy);  // the scratch states: cudaMalloc'd, N x P each
     pr.vec_n = d_state % 4 == 0 && aligned(B) && aligned(C);
     pr.vec_i = d_state % 8 == 0 && aligned(theta);
-    auto aligned8 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; };
-    pr.pair_p = head_dim % 2 == 0 && aligned8(dx);
-    pr.pair_n = aligned8(dB) && aligned8(dC);  // d_state is even
+    pr.pair_p = head_dim % 2 == 0 && aligned(dx, 8);
+    pr.pair_n = aligned(dB, 8) && aligned(dC, 8);  // d_state is even
     const int widest = d_state > head_dim ? d_state : head_dim;
     if (widest <= 16)
         run<16>(pr, batch, dA, dskip);
