@@ -1,7 +1,8 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
-// chunk), the carried state passed between the chunks of a head by a decoupled look-back (H200,
-// `harness bench`: 144 us against 148 us for y stored one float at a time (notes, "Paired `y`
-// stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM"); earlier
+// chunk), the carried state passed between the chunks of a head by a decoupled look-back (H100,
+// `harness bench`: 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
+// fence per publication"); H200: 144 us against 148 us for y stored one float at a time (notes,
+// "Paired `y` stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM"); earlier
 // 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
 // windowed look-back"), 158 us against 195 us before the running rotation
 // without bank conflicts (notes, "The running rotation's bank conflicts"), 196 us against 207 us
@@ -33,8 +34,11 @@
 // (the state at its end) ends the walk, an AGGREGATE one is folded in through its map. The walk
 // goes by windows of LB_WIN chunks: warp 0 reads their flags at once and waits until every flag up
 // to the first inclusive one is set, then the window's maps are composed and its states folded. It
-// then publishes its own inclusive state and reads out C^T G. Data is written by every thread,
-// fenced, and flagged by thread 0 after a barrier; the flag word carries the launch's epoch
+// then publishes its own inclusive state and reads out C^T G. Data is written by every thread;
+// after a barrier thread 0 alone fences and sets the flag, so the other warps go on (the pattern
+// of a grid barrier: the barrier orders the block's stores before thread 0's fence). A walk's
+// warp 0 fences after reading the flags, before the barrier after which every thread loads the
+// predecessors' data. The flag word carries the launch's epoch
 // (64-bit: epoch << 2 | flag), so words of earlier launches read as "not ready" and nothing is
 // cleared between calls; the block drawing the last ticket puts the counter back to 0.
 //
@@ -417,10 +421,11 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     for (int i = tid; i < K::NPP; i += THREADS)
         __stcg(reinterpret_cast<float4*>(map_buf + slot * K::MAP) + i,
                make_float4(v_d[L - 1], end_c[i], end_s[i], 0.f));
-    __threadfence();
     __syncthreads();
-    if (tid == 0)
+    if (tid == 0) {  // the barrier, then one fence for the block's stores (as a grid barrier does)
+        __threadfence();
         *(volatile unsigned long long*)(status + slot) = (epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+    }
     PHASE_AT(3, 0);
 
     // ---- scores W = (Cr Bg^T) * exp(cl_i - cl_j) * e, lower triangle: 20 tiles of 16 x 8
@@ -545,7 +550,6 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             const unsigned answer = misc[1];
             const int depth = (int)(answer & 0xffu);
             const bool ends = answer & 0x100u;
-            __threadfence();
             PHASE_AT(9, 0);                         // the window's flags read
             PHASE_VALUE(11, c - j0 + depth - 1);  // chunks walked so far
             for (int f = tid; f < depth * K::NPP; f += THREADS) {
@@ -608,9 +612,11 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                        make_float4(o[0], o[1], o[2], o[3]));
             }
         }
-        __threadfence();
         __syncthreads();
-        if (tid == 0) *(volatile unsigned long long*)(status + slot) = (epoch << 2) | FLAG_INCLUSIVE;
+        if (tid == 0) {
+            __threadfence();
+            *(volatile unsigned long long*)(status + slot) = (epoch << 2) | FLAG_INCLUSIVE;
+        }
         PHASE_AT(6, 0);
     } else {
         __syncthreads();  // G goes over W, which W X reads until every warp is done
