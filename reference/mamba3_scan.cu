@@ -2,8 +2,8 @@
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H100,
 // `harness bench`: 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
 // fence per publication"); H200: 144 us against 148 us for y stored one float at a time (notes,
-// "Paired `y` stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM"); earlier
-// 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
+// "Paired `y` stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM");
+// earlier 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
 // windowed look-back"), 158 us against 195 us before the running rotation
 // without bank conflicts (notes, "The running rotation's bank conflicts"), 196 us against 207 us
 // at 2 blocks per SM (notes, "Three blocks per SM") and 222 us with 4-byte staging (notes,
