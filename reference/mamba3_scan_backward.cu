@@ -1,6 +1,7 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H200, `harness bench`: 442 us against 496 us for the file before four tiles per warp in its
+// pass (H100, `harness bench`: 442.5 us against 457.5 us for the file before one fence per
+// publication (notes, "One fence per publication"); H200: 442 us against 496 us for the file before four tiles per warp in its
 // products (notes, "Four tiles per warp, landed"); 498 us against 512 us for the file before its epilogues' row sums
 // without shared-memory atomics, its turns loaded before their products, its paired stores and its
 // decays as one ex2 (notes, "Where the gradient kernel's instructions go"); 505 us against 533 us
@@ -45,12 +46,14 @@
 // Look-back protocol (as reference/mamba3_scan.cu): a block draws a
 // ticket from an atomic counter (blocks start in no particular order), tickets run chunk-major,
 // so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
-// grid. Data is written by every thread, fenced, then flagged by thread 0 after a barrier; a
-// flag word is 64-bit, epoch << 2 | flag, so words of earlier launches read as "not ready" and
-// nothing is cleared between calls; the block drawing the last ticket resets the counter. A
-// waiting block reads its predecessors' flags 8 at a time and folds in each one's aggregate
-// through the composed maps until it meets an inclusive value (look_back); the running sums and
-// composed maps live in shared memory, so any state size works with one code path.
+// grid. Data is written by every thread; after a barrier thread 0 alone fences and sets the flag,
+// so the other warps go on (the pattern of a grid barrier: the barrier orders the block's stores
+// before thread 0's fence); a flag word is 64-bit, epoch << 2 | flag, so words of earlier launches
+// read as "not ready" and nothing is cleared between calls; the block drawing the last ticket
+// resets the counter. A waiting block's warp 0 reads its predecessors' flags 8 at a time and
+// fences before the barrier after which every thread loads their data; it folds in each one's
+// aggregate through the composed maps until it meets an inclusive value (look_back); the running
+// sums and composed maps live in shared memory, so any state size works with one code path.
 //
 // Precision. Every product is 3xTF32 (a = hi + lo, hi truncated to tf32, three mma.sync m16n8k8
 // per tile step, float32 accumulation); the prefix sums of dt A are kept in double (their
@@ -485,7 +488,6 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, cons
         const unsigned answer = *cell;
         const int depth = (int)(answer & 0xffu);
         const bool ends = answer & 0x100u;
-        __threadfence();
         // the window's maps, one load per thread, then each pair's thread turns them into the
         // composed map in front of each chunk, and the carried one
         for (int f = tid; f < depth * npairs; f += NT) {
@@ -661,10 +663,11 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     });
     for (int i = tid; i < npairs; i += THREADS)
         __stcg(pr.maps + slot * npairs + i, make_float4(dec_end, rot_end[2 * i], rot_end[2 * i + 1], 0.f));
-    __threadfence();
     __syncthreads();
-    if (tid == 0)
+    if (tid == 0) {  // the barrier, then one fence for the block's stores (as a grid barrier does)
+        __threadfence();
         *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+    }
     PHASE_AT(14, 0);
     if (c == 0) return;
 
@@ -693,9 +696,11 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
         a0.store_cg(incl + (size_t)(2 * i) * P + p);
         a1.store_cg(incl + (size_t)(2 * i + 1) * P + p);
     });
-    __threadfence();
     __syncthreads();
-    if (tid == 0) *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+    if (tid == 0) {
+        __threadfence();
+        *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+    }
     PHASE_AT(15, 0);
 }
 
@@ -930,11 +935,12 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
                     }
                 }
         }
-        __threadfence();
         __syncthreads();
-        if (tid == 0)
+        if (tid == 0) {
+            __threadfence();
             *(volatile unsigned long long*)(pr.status2 + slot) =
                 (pr.epoch << 2) | (has_next ? FLAG_AGGREGATE : FLAG_INCLUSIVE);
+        }
     }
     PHASE_AT(3, 0);
 
@@ -1044,9 +1050,11 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
             atomicAdd(&misc[MISC_DOTEND], dot);
             atomicAdd(&misc[MISC_ABETA0], ab * dec_end);
         }
-        __threadfence();
         __syncthreads();
-        if (tid == 0) *(volatile unsigned long long*)(pr.status2 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+        if (tid == 0) {
+            __threadfence();
+            *(volatile unsigned long long*)(pr.status2 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+        }
     }
     // the other part of alpha_t0 dbeta_t0: sum_s dec_s (dy_s . x_{t0-1}) (B_{t0-1} . Cr_s)
     if (has_prev && tid < L) {  // L threads: whole warps
