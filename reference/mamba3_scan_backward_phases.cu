@@ -2,11 +2,47 @@
 // the reference, unchanged, with a %globaltimer stamp at its PHASE_AT(k, t) marks
 // (reference/phase_stamps.cuh), at the official size (2, 4096, 16, 64, 64). Prints the median
 // time of a call over 25 calls (L2 flushed before each), then for one call, per kernel and phase,
-// the mean, median and 90th percentile over the blocks, and the blocks' lives summed per SM.
+// the mean, median and 90th percentile over the blocks, the blocks' lives summed per SM, and the
+// call's timeline (print_timeline).
 //
 //   nvcc -O3 -arch=sm_90 reference/mamba3_scan_backward_phases.cu -o /tmp/phases && /tmp/phases
 #include "phase_stamps.cuh"
 #include "mamba3_scan_backward.cu"
+
+// The call's timeline from the same stamps: when each kernel's blocks begin and end, and per 20 us
+// of the call how many blocks of each are alive (a state block from its ticket to its last
+// publication, a gradient block from its ticket to warp 0's or thread 32's end), and how many
+// gradient blocks sit between their Q and D tiles and the end of their look-back (the wait for the
+// state kernel is in that span).
+inline void print_timeline(const std::vector<unsigned long long>& s, long long blocks) {
+    auto at = [&](long long b, int k) { return s[(size_t)b * PHASE_SLOTS + k]; };
+    unsigned long long t0 = ~0ull, state_end = 0, grad_begin = ~0ull, grad_end = 0;
+    for (long long b = 0; b < blocks; ++b) {
+        t0 = std::min({t0, at(b, 11), at(b, 0)});
+        state_end = std::max({state_end, at(b, 14), at(b, 15)});
+        grad_begin = std::min(grad_begin, at(b, 0));
+        grad_end = std::max({grad_end, at(b, 9), at(b, 10)});
+    }
+    auto us = [&](unsigned long long t) { return (double)(long long)(t - t0) / 1000.0; };
+    std::printf("\ntimeline from the first ticket: state kernel ends %.1f us; gradient blocks begin %.1f, end %.1f us\n",
+                us(state_end), us(grad_begin), us(grad_end));
+    std::printf("%-12s %12s %15s %24s\n", "window (us)", "state alive", "gradient alive", "gradient in Q,D -> look-back end");
+    const unsigned long long step = 20000;
+    for (unsigned long long w = t0; w < grad_end; w += step) {
+        double st = 0, gr = 0, wt = 0;  // block-time inside the window, over the window: mean blocks alive
+        auto overlap = [&](unsigned long long a, unsigned long long e) {
+            if (!a || !e || e <= a) return 0.0;
+            const unsigned long long lo = std::max(a, w), hi = std::min(e, w + step);
+            return hi > lo ? (double)(hi - lo) / step : 0.0;
+        };
+        for (long long b = 0; b < blocks; ++b) {
+            st += overlap(at(b, 11), std::max(at(b, 14), at(b, 15)));
+            gr += overlap(at(b, 0), std::max(at(b, 9), at(b, 10)));
+            wt += overlap(at(b, 4), at(b, 5) ? at(b, 5) : at(b, 6));
+        }
+        std::printf("%5.0f-%-6.0f %12.1f %15.1f %24.1f\n", us(w), us(w) + step / 1000.0, st, gr, wt);
+    }
+}
 
 int main() {
     const int batch = 2, T = 4096, H = 16, P = 64, N = 64;
@@ -43,5 +79,6 @@ int main() {
                                "dx", "dCr and Gx, dB and dC", "per-step scalars (warp 0)"});
     // thread 32 walks dtheta while warp 0 forms the scalars: from the same stamp to thread 32's
     print_span(read_stamps(log, blocks), blocks, "dtheta (thread 32), same start", 8, 10);
+    print_timeline(read_stamps(log, blocks), blocks);
     return 0;
 }
