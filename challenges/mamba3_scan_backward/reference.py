@@ -31,21 +31,12 @@ DISTRIBUTIONS = _FORWARD.DISTRIBUTIONS
 BLOCK = 64
 
 
-def rotate(M: np.ndarray, c: np.ndarray, s: np.ndarray, sign: float = 1.0) -> np.ndarray:
-    """R(theta) M (sign +1) or R(theta)^T M (sign -1) for M held as row pairs (..., N/2, 2, P),
-    with c, s = cos, sin of theta (..., N/2)."""
-    c, s = c[..., None], sign * s[..., None]
-    out = np.empty_like(M)
-    out[..., 0, :] = c * M[..., 0, :] - s * M[..., 1, :]
-    out[..., 1, :] = s * M[..., 0, :] + c * M[..., 1, :]
-    return out
-
-
 def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
     """Gradients of sum(dy * y) for the Mamba-3 scan, in float64.
 
     Vectorised over (b, h, n, p); the loops over t are the recurrences. N x P
-    matrices are held as (b, h, N/2, 2, P) row pairs, as in the forward reference.
+    matrices are held as (b, h, N/2, 2, P) row pairs, as in the forward reference,
+    so that R(theta_t) and its transpose are one batched 2 x 2 product each.
     In the reverse sweep a product with an outer product S_t = B_t x_t^T is taken
     as two matrix-vector products (M x_t, then with B_t): the same sums, fewer passes.
     """
@@ -65,7 +56,7 @@ def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dic
     alpha = np.exp(dt * A)  # (b, t, h)
     beta = (1.0 - lam) * dt * alpha
     gamma = lam * dt
-    cos, sin = np.cos(theta), np.sin(theta)
+    rotation = _FORWARD.rotation_blocks  # theta_t (b, h, N/2) -> R(theta_t) as (b, h, N/2, 2, 2) blocks
     matrix = lambda a, t: a[:, t, :, None, None, None]  # noqa: E731  (b, h) -> over (i, r, p)
     vector = lambda a, t: a[:, t, :, None, None]  # noqa: E731  (b, h) -> over (i, r)
     outer = lambda u, t, v: u[:, t, :, :, :, None] * v[:, t, :, None, None, :]  # noqa: E731  u_t v_t^T
@@ -82,20 +73,20 @@ def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dic
         """Frobenius product per (b, h)."""
         return np.einsum("bhirp,bhirp->bh", M1, M2)
 
-    def step(h_prev: np.ndarray, t: int) -> np.ndarray:
-        """h_t = R(theta_t)(alpha_t h_{t-1} + beta_t S_{t-1}) + gamma_t S_t."""
-        v = matrix(alpha, t) * h_prev
-        if t > 0:  # S_{-1} = 0
-            v += matrix(beta, t) * outer(B, t - 1, x)
-        return rotate(v, cos[:, t], sin[:, t]) + matrix(gamma, t) * outer(B, t, x)
+    def step(h_prev: np.ndarray, S_prev: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """(h_t, S_t): h_t = R(theta_t)(alpha_t h_{t-1} + beta_t S_{t-1}) + gamma_t S_t."""
+        S = outer(B, t, x)
+        v = matrix(alpha, t) * h_prev + matrix(beta, t) * S_prev
+        return rotation(theta[:, t]) @ v + matrix(gamma, t) * S, S
 
     starts = list(range(0, L, BLOCK))
     checkpoints = {}
-    h = np.zeros((batch, H, N // 2, 2, P))  # h_{-1}
+    zero = np.zeros((batch, H, N // 2, 2, P))
+    h, S = zero, zero  # h_{-1} = S_{-1} = 0
     for t in range(L):
         if t % BLOCK == 0:
             checkpoints[t] = h
-        h = step(h, t)
+        h, S = step(h, S, t)
 
     dx = np.empty((batch, L, H, P))
     dB = np.empty((batch, L, H, N // 2, 2))
@@ -105,9 +96,11 @@ def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dic
 
     W_next = np.zeros((batch, H, N // 2, 2, P))  # W_L = 0: nothing after the last step
     for t0 in reversed(starts):
-        states = [checkpoints[t0]]  # states[k] = h_{t0+k-1}
+        h, S = checkpoints[t0], (outer(B, t0 - 1, x) if t0 > 0 else zero)
+        states = [h]  # states[k] = h_{t0+k-1}
         for t in range(t0, min(t0 + BLOCK, L)):
-            states.append(step(states[-1], t))
+            h, S = step(h, S, t)
+            states.append(h)
         for t in reversed(range(t0, min(t0 + BLOCK, L))):
             h_t, h_prev = states[t - t0 + 1], states[t - t0]
             # alpha_{t+1}, beta_{t+1}; both 0 at the last step, where W_{t+1} = W_L = 0 anyway
@@ -115,7 +108,7 @@ def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dic
             beta_next = vector(beta, t + 1) if t + 1 < L else np.zeros((batch, H, 1, 1))
             # G_t = dL/dh_t: this step's readout C_t dy_t^T plus what flows back through v_{t+1}
             G = outer(C, t, dy) + alpha_next * W_next
-            W = rotate(G, cos[:, t], sin[:, t], sign=-1.0)  # W_t = dL/dv_t = R_t^T G_t
+            W = np.swapaxes(rotation(theta[:, t]), -1, -2) @ G  # W_t = dL/dv_t = R_t^T G_t
             dC[:, t] = times(h_t, dy, t)
             # dS_t = gamma_t G_t + beta_{t+1} W_{t+1} (S_t enters h_t and v_{t+1});
             # dB_t = dS_t x_t and dx_t = B_t^T dS_t + skip dy_t, taken term by term
