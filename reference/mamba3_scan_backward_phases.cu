@@ -78,7 +78,8 @@ int main() {
                                "Q and D (warp 0's tiles)", "look-back (waits for Q, D)", "chunk end, alpha_t0 part",
                                "dx", "dCr and Gx, dB and dC", "per-step scalars (warp 0)"});
     // thread 32 walks dtheta while warp 0 forms the scalars: from the same stamp to thread 32's
-    print_span(read_stamps(log, blocks), blocks, "dtheta (thread 32), same start", 8, 10);
-    print_timeline(read_stamps(log, blocks), blocks);
+    const std::vector<unsigned long long> stamps = read_stamps(log, blocks);
+    print_span(stamps, blocks, "dtheta (thread 32), same start", 8, 10);
+    print_timeline(stamps, blocks);
     return 0;
 }

@@ -73,20 +73,21 @@ def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dic
         """Frobenius product per (b, h)."""
         return np.einsum("bhirp,bhirp->bh", M1, M2)
 
-    def step(h_prev: np.ndarray, S_prev: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """(h_t, S_t): h_t = R(theta_t)(alpha_t h_{t-1} + beta_t S_{t-1}) + gamma_t S_t."""
+    def step(h_prev: np.ndarray, S_prev: np.ndarray, R: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """(h_t, S_t): h_t = R(theta_t)(alpha_t h_{t-1} + beta_t S_{t-1}) + gamma_t S_t, R = R(theta_t)."""
         S = outer(B, t, x)
         v = matrix(alpha, t) * h_prev + matrix(beta, t) * S_prev
-        return rotation(theta[:, t]) @ v + matrix(gamma, t) * S, S
+        return R @ v + matrix(gamma, t) * S, S
 
-    starts = list(range(0, L, BLOCK))
+    blocks = [range(t0, min(t0 + BLOCK, L)) for t0 in range(0, L, BLOCK)]
     checkpoints = {}
     zero = np.zeros((batch, H, N // 2, 2, P))
     h, S = zero, zero  # h_{-1} = S_{-1} = 0
-    for t in range(L):
-        if t % BLOCK == 0:
-            checkpoints[t] = h
-        h, S = step(h, S, t)
+    for steps in blocks:
+        checkpoints[steps.start] = h
+        R = rotation(theta[:, steps.start : steps.stop])  # the block's R(theta_t), (b, t, h, N/2, 2, 2)
+        for t in steps:
+            h, S = step(h, S, R[:, t - steps.start], t)
 
     dx = np.empty((batch, L, H, P))
     dB = np.empty((batch, L, H, N // 2, 2))
@@ -95,20 +96,22 @@ def reference(inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dic
     dalpha, dbeta, dgamma = np.zeros((3, batch, L, H))  # dalpha_0 = dbeta_0 = 0: h_{-1} = S_{-1} = 0
 
     W_next = np.zeros((batch, H, N // 2, 2, P))  # W_L = 0: nothing after the last step
-    for t0 in reversed(starts):
+    for steps in reversed(blocks):
+        t0 = steps.start
         h, S = checkpoints[t0], (outer(B, t0 - 1, x) if t0 > 0 else zero)
+        R = rotation(theta[:, t0 : steps.stop])
         states = [h]  # states[k] = h_{t0+k-1}
-        for t in range(t0, min(t0 + BLOCK, L)):
-            h, S = step(h, S, t)
+        for t in steps:
+            h, S = step(h, S, R[:, t - t0], t)
             states.append(h)
-        for t in reversed(range(t0, min(t0 + BLOCK, L))):
+        for t in reversed(steps):
             h_t, h_prev = states[t - t0 + 1], states[t - t0]
             # alpha_{t+1}, beta_{t+1}; both 0 at the last step, where W_{t+1} = W_L = 0 anyway
             alpha_next = matrix(alpha, t + 1) if t + 1 < L else np.zeros((batch, H, 1, 1, 1))
             beta_next = vector(beta, t + 1) if t + 1 < L else np.zeros((batch, H, 1, 1))
             # G_t = dL/dh_t: this step's readout C_t dy_t^T plus what flows back through v_{t+1}
             G = outer(C, t, dy) + alpha_next * W_next
-            W = np.swapaxes(rotation(theta[:, t]), -1, -2) @ G  # W_t = dL/dv_t = R_t^T G_t
+            W = np.swapaxes(R[:, t - t0], -1, -2) @ G  # W_t = dL/dv_t = R_t^T G_t
             dC[:, t] = times(h_t, dy, t)
             # dS_t = gamma_t G_t + beta_{t+1} W_{t+1} (S_t enters h_t and v_{t+1});
             # dB_t = dS_t x_t and dx_t = B_t^T dS_t + skip dy_t, taken term by term
