@@ -1,7 +1,8 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
-// products, the two carries between chunks passed by decoupled look-backs instead of a sequential
-// pass (H100, `harness bench`: 442.5 us against 457.5 us for the file before one fence per
-// publication (notes, "One fence per publication"); H200: 442 us against 496 us for the file before four tiles per warp in its
+// products; the adjoint carry between chunks passed by a decoupled look-back, the forward carry by
+// a kernel of its own (H100, `harness bench`: 430.8 us against 445.7 us for the file before its forward carry
+// became a kernel of its own (notes, "The forward carry as a kernel of its own"); 442.5 us against
+// 457.5 us for the file before one fence per publication (notes, "One fence per publication"); H200: 442 us against 496 us for the file before four tiles per warp in its
 // products (notes, "Four tiles per warp, landed"); 498 us against 512 us for the file before its epilogues' row sums
 // without shared-memory atomics, its turns loaded before their products, its paired stores and its
 // decays as one ex2 (notes, "Where the gradient kernel's instructions go"); 505 us against 533 us
@@ -27,23 +28,26 @@
 //   gradients of chunk c from Gin(c), Gfut(c) = R(-Phi_end) dGin(c+1) and five products.
 // Both carries are affine maps of the same kind (one decay and one rotation per row pair), so
 // each is a scan over chunks. The two run in opposite directions, and a block waiting on both
-// could wait on a block that never starts; so there are two launches, each with ONE look-back:
-//   1. state kernel: reads only the state side (x, B, theta, dt, lam), forms R(Phi_end) Agg_c,
-//      publishes it, and looks back over earlier chunks (tickets in ascending chunk order) for
-//      the inclusive Gin(c+1); it also publishes each chunk's map (dec_end, Phi_end).
-//   2. gradient kernel: tickets in descending chunk order; forms BAgg_c first and publishes it,
+// could wait on a block that never starts; so the forward carry is done first, in two launches:
+//   1. state kernel: one block per chunk; reads only the state side (x, B, theta, dt, lam),
+//      forms R(Phi_end) Agg_c and publishes it with the chunk's map (dec_end, Phi_end).
+//   2. carry kernel: one thread per (head, row pair, column) folds the chain of its head's chunks
+//      in order, the next chunks' loads in flight, and stores every Gin(c+1). The carry streams
+//      the aggregates once (about 22 us on an H100 at the official size); a decoupled look-back in
+//      kernel 1 held each block 8.4 of its 18 us and kept the kernel twice as long (notes, "The
+//      forward carry as a kernel of its own").
+//   3. gradient kernel: tickets in descending chunk order; forms BAgg_c first and publishes it,
 //      then the L x L products, then looks back over later chunks for dGin(c+1) (the maps come
 //      from kernel 1), publishes the inclusive dGin(c), and forms every gradient with Gin(c)
-//      (kernel 1's inclusive state of chunk c-1) and Gfut(c) staged in shared memory.
-//   3. dA and dskip per head from per-chunk shares, in a fixed order.
-// Kernel 2 is launched as kernel 1's programmatic dependent: once every block of kernel 1 has
-// started, kernel 2's blocks may start, and each runs its first phases (staging, BAgg, Q and D),
-// which read only inputs, before it waits for kernel 1 to finish (cudaGridDependencySynchronize).
-// This drops the previous design's separate aggregate kernel (which read every input) and its
-// sequential carry kernel: kernel 1 reads about half the inputs' bytes, and no thread walks the
-// chunks of a head one after another.
+//      (kernel 2's Gin of chunk c-1) and Gfut(c) staged in shared memory.
+//   4. dA and dskip per head from per-chunk shares, in a fixed order.
+// Kernel 3 is launched as kernel 2's programmatic dependent: once every block of kernel 2 has
+// started, kernel 3's blocks may start, and each runs its first phases (staging, BAgg, Q and D),
+// which read only inputs, before it waits for kernel 2 to finish (cudaGridDependencySynchronize).
+// Kernel 1 reads about half the inputs' bytes; the previous design's separate aggregate kernel
+// read every input.
 //
-// Look-back protocol (as reference/mamba3_scan.cu): a block draws a
+// Look-back protocol of kernel 3 (as reference/mamba3_scan.cu): a block draws a
 // ticket from an atomic counter (blocks start in no particular order), tickets run chunk-major,
 // so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
 // grid. Data is written by every thread; after a barrier thread 0 alone fences and sets the flag,
@@ -81,7 +85,7 @@
 
 // PHASE_AT(k, t): a timestamp of phase k taken by thread t, for
 // reference/mamba3_scan_backward_phases.cu, which defines it (reference/phase_stamps.cuh);
-// nothing in a normal build. The gradient kernel stamps slots 0 to 10, the state kernel 11 to 15.
+// nothing in a normal build. The gradient kernel stamps slots 0 to 10, the state kernel 11 to 14.
 #ifndef PHASE_AT
 #define PHASE_AT(k, t)
 #endif
@@ -237,8 +241,8 @@ struct Problem {
     float* gfut;                // per (head in group, chunk): Gfut(c), only at S = 128  [N][P]
     float2* rot;                // per (head in group, chunk, step, pair): cos, sin of Phi_t (gradient kernel)
     float4* maps;               // per (head in group, chunk, pair): dec_end, cos, sin of Phi_end, 0
-    unsigned long long *status1, *status2;  // flag words per (head in group, chunk)
-    unsigned long long *counter1, *counter2;
+    unsigned long long* status2;  // the gradient kernel's flag word per (head in group, chunk)
+    unsigned long long* counter2; // its tickets
     float* partial;             // per (b, h, chunk) of the whole problem: dA share, dskip share
     unsigned long long epoch;
 };
@@ -516,7 +520,7 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, cons
 constexpr int cmax(int a, int b) { return a > b ? a : b; }
 
 // ---------------------------------------------------------------------------------------------
-// Kernel 1: the forward carry. One block per (chunk, head in group), tickets chunk-major ascending.
+// Kernel 1: each chunk's share of the forward carry. One block per (chunk, head in group).
 
 template <int NP, int PP>
 struct Cfg1 {
@@ -524,16 +528,14 @@ struct Cfg1 {
     static constexpr int SN = NP + 4, SP = PP + 4;
     static constexpr int OFF_X = 0;                 // x [L][SP]; R(Phi_end) Agg [NP][SP] over x and B
     static constexpr int OFF_B = OFF_X + L * SP;    // B [L][SN], Bg after the setup
-    static constexpr int H_SIZE = NP * SP > L * NPP ? NP * SP : L * NPP;
-    static constexpr int OFF_H = OFF_B + L * SN;    // theta [L][NPP], later Gin(c) [NP][SP]
-    static constexpr int OFF_ROT = OFF_H + H_SIZE;  // cos, sin of Phi_t: [L][NPP][2]
+    static constexpr int OFF_TH = OFF_B + L * SN;   // theta [L][NPP]
+    static constexpr int OFF_ROT = OFF_TH + L * NPP;  // cos, sin of Phi_t: [L][NPP][2]
     static constexpr int OFF_V = OFF_ROT + 2 * L * NPP;  // dt, lam (L + 1 steps), w: [3][SL]
-    static constexpr int OFF_CMAP = OFF_V + 3 * SL;      // composed maps, float4 per (window chunk, pair)
-    static constexpr int OFF_MISC = OFF_CMAP + 4 * NPP * LB_WIN;  // ticket, look-back cell, dec_end
-    static constexpr int FLOATS = OFF_MISC + 4;
+    static constexpr int OFF_DEC_END = OFF_V + 3 * SL;
+    static constexpr int FLOATS = OFF_DEC_END + 1;
     static_assert(NP * SP <= L * (SP + SN), "Agg fits over x and B");
-    static_assert(OFF_CMAP % 4 == 0 && OFF_ROT % 2 == 0, "float4, float2 alignment");
-    static_assert(OFF_B % 4 == 0 && OFF_H % 4 == 0 && SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
+    static_assert(OFF_ROT % 2 == 0, "float2 alignment");
+    static_assert(OFF_B % 4 == 0 && OFF_TH % 4 == 0 && SP % 4 == 0 && SN % 4 == 0, "16-byte staging");
 };
 
 template <int NP, int PP>
@@ -544,25 +546,18 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     float* sX = sm + K::OFF_X;
     float* sB = sm + K::OFF_B;
     float* sAgg = sm + K::OFF_X;
-    float* sH = sm + K::OFF_H;
-    float* sTh = sm + K::OFF_H;
+    float* sTh = sm + K::OFF_TH;
     float* sRot = sm + K::OFF_ROT;
     float* v_dt = sm + K::OFF_V;
     float* v_lam = v_dt + SL;
     float* v_w = v_lam + SL;
-    float4* cmap = reinterpret_cast<float4*>(sm + K::OFF_CMAP);
-    unsigned* misc = reinterpret_cast<unsigned*>(sm + K::OFF_MISC);
-    float* misc_f = sm + K::OFF_MISC;
+    float* s_dec_end = sm + K::OFF_DEC_END;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int g = lane >> 2, tg = lane & 3;
     const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
-    // the gradient kernel may start once every block of this one has started (all resident, so
-    // its blocks cannot hold an SM that one of ours still needs); it waits for our data below
-    cudaTriggerProgrammaticLaunchCompletion();
-    const int ticket = draw_ticket(pr.counter1, (unsigned long long)units * nc, misc);
     PHASE_AT(11, 0);
-    const int c = ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
+    const int c = blockIdx.x / units, hl = blockIdx.x % units, bh = pr.bh0 + hl;
     const int h = bh % H, b = bh / H, t0 = c * L;
     const float A_h = pr.A[h];
     auto row_of = [&](int t) { return (b * T + t) * H + h; };
@@ -604,7 +599,7 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
             const float e = v_lam[t] * v_dt[t] + (1.f - v_lam[t + 1]) * v_dt[t + 1];
             v_w[t] = expf((float)(cl_end - cl[k])) * e;
         }
-        if (lane == 0) misc_f[2] = expf((float)cl_end);
+        if (lane == 0) *s_dec_end = expf((float)cl_end);
     }
     for (int f = tid; f < L * K::NPP; f += THREADS) sincosf(sTh[f], &sRot[2 * f + 1], &sRot[2 * f]);
     __syncthreads();
@@ -639,8 +634,8 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     }
     __syncthreads();
 
-    // ---- publish R(Phi_end) Agg (chunk 0: it is Gin(1), inclusive) and the map
-    const float dec_end = misc_f[2];
+    // ---- publish R(Phi_end) Agg (chunk 0's is Gin(1)) and the map
+    const float dec_end = *s_dec_end;
     const float* rot_end = sRot + 2 * (L - 1) * K::NPP;
     float* mine = (c == 0 ? pr.incl1 : pr.agg1) + slot * mat;
     for_pair_columns<THREADS>(npairs, P, pr.pdiv, [&](int i, int p, auto width) {
@@ -663,49 +658,50 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     });
     for (int i = tid; i < npairs; i += THREADS)
         __stcg(pr.maps + slot * npairs + i, make_float4(dec_end, rot_end[2 * i], rot_end[2 * i + 1], 0.f));
-    __syncthreads();
-    if (tid == 0) {  // the barrier, then one fence for the block's stores (as a grid barrier does)
-        __threadfence();
-        *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
-    }
     PHASE_AT(14, 0);
-    if (c == 0) return;
+}
 
-    // ---- look back over chunks c-1, c-2, ... for Gin(c); publish Gin(c+1) = R Agg + dec_end R Gin(c)
-    for_pair_columns<THREADS>(npairs, P, pr.pdiv, [&](int i, int p, auto width) {
-        const Cols<decltype(width)::value> zero = {};
-        zero.store(sH + (2 * i) * K::SP + p);
-        zero.store(sH + (2 * i + 1) * K::SP + p);
-    });
-    look_back<THREADS>(sH, K::SP, cmap, misc + 1, pr.status1, pr.agg1, pr.incl1, pr.maps, 1.f, slot0, c - 1, -1, 0, npairs,
-                       P, pr.pdiv, pr.epoch);
-    float* incl = pr.incl1 + slot * mat;
-    for_pair_columns<THREADS>(npairs, P, pr.pdiv, [&](int i, int p, auto width) {
-        constexpr int W = decltype(width)::value;
-        const float co = rot_end[2 * i], s = rot_end[2 * i + 1];
-        Cols<W> h0, h1, a0, a1;
-        h0.load(sH + (2 * i) * K::SP + p);
-        h1.load(sH + (2 * i + 1) * K::SP + p);
-        a0.load(sAgg + (2 * i) * K::SP + p);
-        a1.load(sAgg + (2 * i + 1) * K::SP + p);
+// Kernel 2: the forward carry, chunk by chunk, Gin(c+1) = R(Phi_end) Agg_c + dec_end R(Phi_end) Gin(c)
+// (kernel 1 stores chunk 0's R(Phi_end) Agg as Gin(1)): one thread per (head in group, row pair,
+// column), the next CARRY_AHEAD chunks' loads in flight while the chain folds. 80 registers.
+constexpr int CARRY_AHEAD = 8, CARRY_THREADS = 128;
+__global__ void __launch_bounds__(CARRY_THREADS) carry_kernel(Problem pr, int units) {
+    // the gradient kernel may start now: it waits for this kernel to finish before reading Gin
+    cudaTriggerProgrammaticLaunchCompletion();
+    const int npairs = pr.N / 2, P = pr.P, nc = pr.nc;
+    const long long per_head = (long long)npairs * P;
+    const long long f = (long long)blockIdx.x * CARRY_THREADS + threadIdx.x;
+    if (f >= units * per_head) return;
+    const int hl = (int)(f / per_head), r = (int)(f - hl * per_head), i = r / P, p = r - i * P;
+    const size_t mat = (size_t)pr.N * P, slot0 = (size_t)hl * nc;
+    const size_t o0 = (size_t)(2 * i) * P + p, o1 = o0 + P;
+    float h0 = __ldcg(pr.incl1 + slot0 * mat + o0), h1 = __ldcg(pr.incl1 + slot0 * mat + o1);
+    for (int c0 = 1; c0 < nc; c0 += CARRY_AHEAD) {
+        float a0[CARRY_AHEAD], a1[CARRY_AHEAD];
+        float4 m[CARRY_AHEAD];
 #pragma unroll
-        for (int e = 0; e < W; ++e) {
-            a0.v[e] += dec_end * (co * h0.v[e] - s * h1.v[e]);
-            a1.v[e] += dec_end * (s * h0.v[e] + co * h1.v[e]);
+        for (int k = 0; k < CARRY_AHEAD; ++k) {
+            const size_t slot = slot0 + (c0 + k < nc ? c0 + k : c0);
+            a0[k] = __ldcg(pr.agg1 + slot * mat + o0);
+            a1[k] = __ldcg(pr.agg1 + slot * mat + o1);
+            m[k] = __ldcg(pr.maps + slot * npairs + i);
         }
-        a0.store_cg(incl + (size_t)(2 * i) * P + p);
-        a1.store_cg(incl + (size_t)(2 * i + 1) * P + p);
-    });
-    __syncthreads();
-    if (tid == 0) {
-        __threadfence();
-        *(volatile unsigned long long*)(pr.status1 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+#pragma unroll
+        for (int k = 0; k < CARRY_AHEAD; ++k) {
+            if (c0 + k >= nc) break;
+            const float n0 = a0[k] + m[k].x * (m[k].y * h0 - m[k].z * h1);
+            const float n1 = a1[k] + m[k].x * (m[k].z * h0 + m[k].y * h1);
+            h0 = n0;
+            h1 = n1;
+            float* incl = pr.incl1 + (slot0 + c0 + k) * mat;
+            __stcg(incl + o0, h0);
+            __stcg(incl + o1, h1);
+        }
     }
-    PHASE_AT(15, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kernel 2: the adjoint carry and every gradient of a chunk. One block per (chunk, head in
+// Kernel 3: the adjoint carry and every gradient of a chunk. One block per (chunk, head in
 // group), tickets chunk-major descending.
 // per-step vectors (index into the OFF_V block)
 enum { V_DT, V_LAM, V_DEC, V_DECEND, V_GAM, V_BNN, V_E, V_BC, V_XY, V_CRDCR, V_DGAM, V_COUNT };
@@ -806,7 +802,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     auto row_of = [&](int t) { return (b * T + t) * H + h; };  // (b, t, h) row, fits in int
     const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
     const bool has_prev = c > 0, has_next = c + 1 < nc;
-    // Gin(c) (kernel 1's inclusive state of chunk c-1) and Gfut(c): shared memory, or global at S = 128
+    // Gin(c) (the carry kernel's Gin of chunk c-1) and Gfut(c): shared memory, or global at S = 128
     float* gf = K::STAGE ? sm + K::OFF_X : pr.gfut + slot * mat;
     const float* gin = K::STAGE ? sm + K::OFF_M1 : pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
     const int gld = K::STAGE ? K::SP : P;
@@ -967,8 +963,9 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
 
     PHASE_AT(4, 0);  // warp 0's tiles done
     __syncthreads();  // D has read x: Gfut takes its place
-    // everything above reads only inputs; from here on kernel 1's maps and states: wait for it to
-    // finish (launched as its programmatic dependent, this block may have started before it did)
+    // everything above reads only inputs; from here on kernel 1's maps and kernel 2's states: wait
+    // for kernel 2 to finish (launched as its programmatic dependent, this block may have started
+    // before it did; kernel 2 starts after kernel 1 ends)
     cudaGridDependencySynchronize();
     if (K::STAGE) {
         for (int f = tid; f < NP * K::SP; f += NT) gf[f] = 0.f;  // padding included
@@ -1311,8 +1308,8 @@ __global__ void head_sums_kernel(const float* partial, float* dA, float* dskip, 
     }
 }
 
-// Scratch kept between calls: the two ticket counters and one flag word per slot (head in group,
-// chunk) and kernel, then the data. Flags start at epoch 0, which no launch uses; a call whose
+// Scratch kept between calls: the gradient kernel's ticket counter and one flag word per slot
+// (head in group, chunk), then the data. Flags start at epoch 0, which no launch uses; a call whose
 // sizes differ may find words of other launches where its flags lie, all with older epochs.
 struct Scratch {
     unsigned long long* words = nullptr;
@@ -1363,16 +1360,14 @@ void run(Problem pr, int batch, float* dA, float* dskip) {
     // gradient kernel's Phi_t (L x npairs float2)
     const size_t mat = (size_t)pr.N * pr.P, mats = K2::STAGE ? 4 : 5;
     const size_t slot_floats = mats * mat + 4 * (size_t)npairs + 2 * (size_t)L * npairs;
-    const size_t per_head = (sizeof(float) * slot_floats + 2 * sizeof(unsigned long long)) * nc;
+    const size_t per_head = (sizeof(float) * slot_floats + sizeof(unsigned long long)) * nc;
     const int group = (int)std::max<size_t>(1, std::min<size_t>(nbh, SCRATCH_CAP / per_head));
     const size_t slots = (size_t)group * nc;
     const size_t partial_floats = (2 * (size_t)nbh * nc + 3) & ~size_t(3);  // maps stay float4-aligned
-    if (!reserve(2 + 2 * slots, partial_floats + slots * slot_floats)) return;  // gradients unwritten: the check says so
+    if (!reserve(1 + slots, partial_floats + slots * slot_floats)) return;  // gradients unwritten: the check says so
     Scratch& sc = scratch;
-    pr.counter1 = sc.words;
-    pr.counter2 = sc.words + 1;
-    pr.status1 = sc.words + 2;
-    pr.status2 = pr.status1 + slots;
+    pr.counter2 = sc.words;
+    pr.status2 = sc.words + 1;
     pr.partial = sc.data;
     pr.maps = reinterpret_cast<float4*>(sc.data + partial_floats);
     pr.agg1 = sc.data + partial_floats + 4 * (size_t)npairs * slots;
@@ -1386,8 +1381,10 @@ void run(Problem pr, int batch, float* dA, float* dskip) {
         pr.bh0 = bh0;
         pr.epoch = ++sc.epoch;
         state_kernel<S, S><<<n * nc, THREADS, smem1>>>(pr, n);
-        // as kernel 1's programmatic dependent: its blocks' first phases (staging, BAgg, Q and D)
-        // run in kernel 1's last wave instead of after it
+        const long long carry_threads = (long long)n * npairs * pr.P;
+        carry_kernel<<<(unsigned)((carry_threads + CARRY_THREADS - 1) / CARRY_THREADS), CARRY_THREADS>>>(pr, n);
+        // as the carry kernel's programmatic dependent: its blocks' first phases (staging, BAgg, Q
+        // and D) run beside the carry instead of after it
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(n * nc);
         cfg.blockDim = dim3(K2::THREADS);

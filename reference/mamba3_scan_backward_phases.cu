@@ -10,21 +10,22 @@
 #include "mamba3_scan_backward.cu"
 
 // The call's timeline from the same stamps: when each kernel's blocks begin and end, and per 20 us
-// of the call how many blocks of each are alive (a state block from its ticket to its last
-// publication, a gradient block from its ticket to warp 0's or thread 32's end), and how many
-// gradient blocks sit between their Q and D tiles and the end of their look-back (the wait for the
-// state kernel is in that span).
+// of the call how many blocks of each are alive (a state block from its start to its publication,
+// a gradient block from its ticket to warp 0's or thread 32's end), and how many gradient blocks
+// sit between their Q and D tiles and the end of their look-back (the wait for the carry kernel is
+// in that span). The carry kernel has no stamps: it runs between the state kernel's end and the
+// gradient blocks' begin.
 inline void print_timeline(const std::vector<unsigned long long>& s, long long blocks) {
     auto at = [&](long long b, int k) { return s[(size_t)b * PHASE_SLOTS + k]; };
     unsigned long long t0 = ~0ull, state_end = 0, grad_begin = ~0ull, grad_end = 0;
     for (long long b = 0; b < blocks; ++b) {
         t0 = std::min({t0, at(b, 11), at(b, 0)});
-        state_end = std::max({state_end, at(b, 14), at(b, 15)});
+        state_end = std::max(state_end, at(b, 14));
         grad_begin = std::min(grad_begin, at(b, 0));
         grad_end = std::max({grad_end, at(b, 9), at(b, 10)});
     }
     auto us = [&](unsigned long long t) { return (double)(long long)(t - t0) / 1000.0; };
-    std::printf("\ntimeline from the first ticket: state kernel ends %.1f us; gradient blocks begin %.1f, end %.1f us\n",
+    std::printf("\ntimeline from the first stamp: state kernel ends %.1f us; gradient blocks begin %.1f, end %.1f us\n",
                 us(state_end), us(grad_begin), us(grad_end));
     std::printf("%-12s %12s %15s %24s\n", "window (us)", "state alive", "gradient alive", "gradient in Q,D -> look-back end");
     const unsigned long long step = 20000;
@@ -36,7 +37,7 @@ inline void print_timeline(const std::vector<unsigned long long>& s, long long b
             return hi > lo ? (double)(hi - lo) / step : 0.0;
         };
         for (long long b = 0; b < blocks; ++b) {
-            st += overlap(at(b, 11), std::max(at(b, 14), at(b, 15)));
+            st += overlap(at(b, 11), at(b, 14));
             gr += overlap(at(b, 0), std::max(at(b, 9), at(b, 10)));
             wt += overlap(at(b, 4), at(b, 5) ? at(b, 5) : at(b, 6));
         }
@@ -68,10 +69,8 @@ int main() {
 
     std::printf("call median %.1f us (%lld blocks per kernel)\n\n", whole, blocks);
     std::printf("state kernel (3 blocks per SM at this size): lives summed per SM %.1f us\n",
-                life_per_sm(log, blocks, 11, 15));
-    print_phases(log, blocks, {"inputs staged", "decays, angles, rotation", "Agg product, published",
-                               "look-back, Gin(c+1) published"},
-                 11);
+                life_per_sm(log, blocks, 11, 14));
+    print_phases(log, blocks, {"inputs staged", "decays, angles, rotation", "Agg product, published"}, 11);
     std::printf("\ngradient kernel (2 blocks per SM at this size): lives summed per SM %.1f us (to warp 0's end)\n",
                 life_per_sm(log, blocks, 0, 9));
     print_phases(log, blocks, {"inputs staged", "decays, angles, rotation", "BAgg product, published",
