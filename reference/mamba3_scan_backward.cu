@@ -1,8 +1,9 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products; the adjoint carry between chunks passed by a decoupled look-back, the forward carry by
-// a kernel of its own (H100, `harness bench`: 430.8 us against 445.7 us for the file before its forward carry
-// became a kernel of its own (notes, "The forward carry as a kernel of its own"); 442.5 us against
-// 457.5 us for the file before one fence per publication (notes, "One fence per publication"); H200: 442 us against 496 us for the file before four tiles per warp in its
+// a kernel of its own (H100, `harness bench`: 430.8 us against 450.9 us for the file before its
+// forward carry became a kernel of its own (notes, "The forward carry as a kernel of its own");
+// 442.5 us against 457.5 us for the file before one fence per publication (notes, "One fence per
+// publication"); H200: 442 us against 496 us for the file before four tiles per warp in its
 // products (notes, "Four tiles per warp, landed"); 498 us against 512 us for the file before its epilogues' row sums
 // without shared-memory atomics, its turns loaded before their products, its paired stores and its
 // decays as one ex2 (notes, "Where the gradient kernel's instructions go"); 505 us against 533 us
@@ -241,8 +242,8 @@ struct Problem {
     float* gfut;                // per (head in group, chunk): Gfut(c), only at S = 128  [N][P]
     float2* rot;                // per (head in group, chunk, step, pair): cos, sin of Phi_t (gradient kernel)
     float4* maps;               // per (head in group, chunk, pair): dec_end, cos, sin of Phi_end, 0
-    unsigned long long* status2;  // the gradient kernel's flag word per (head in group, chunk)
-    unsigned long long* counter2; // its tickets
+    unsigned long long* status;   // the gradient kernel's flag word per (head in group, chunk)
+    unsigned long long* counter;  // its tickets
     float* partial;             // per (b, h, chunk) of the whole problem: dA share, dskip share
     unsigned long long epoch;
 };
@@ -349,11 +350,11 @@ __device__ __forceinline__ int draw_ticket(unsigned long long* counter, unsigned
     return (int)*cell;
 }
 
-// Decoupled look-back over the chunks j = first, first + step, ... of one head (slots slot0 + j),
+// Decoupled look-back over the later chunks j = first, first + 1, ... of one head (slots slot0 + j),
 // LB_WIN chunks at a time: acc[2i][p], acc[2i+1][p] (row stride ld) += each chunk's value turned by
-// the composed maps of the chunks before it in the walk (a map is dec_end R(sin_sign * Phi_end)),
-// the value being the chunk's inclusive one if flagged (then the walk ends) or else its aggregate.
-// Chunk `terminal` only ever publishes an inclusive value.
+// the composed maps of the chunks before it in the walk (a map is dec_end R(-Phi_end)), the value
+// being the chunk's inclusive one if flagged (then the walk ends) or else its aggregate. Chunk
+// `last` only ever publishes an inclusive value.
 //
 // A window: warp 0's lanes read the flags of LB_WIN chunks at once and wait until the flags up to
 // the first inclusive one are all set (or all LB_WIN are aggregates); the pairs' threads compose the
@@ -457,17 +458,17 @@ __device__ __forceinline__ void fold_window(float* acc, int ld, const float4* cm
 // (acc, agg and incl then 16-byte aligned: the callers' layouts).
 template <int NT>
 __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, const unsigned long long* status,
-                          const float* agg, const float* incl, const float4* maps, float sin_sign, size_t slot0,
-                          int first, int step, int terminal, int npairs, int P, unsigned pdiv,
+                          const float* agg, const float* incl, const float4* maps, size_t slot0, int first,
+                          int last, int npairs, int P, unsigned pdiv,
                           unsigned long long epoch) {
     const int tid = threadIdx.x, lane = tid & 31;
     const size_t mat = (size_t)2 * npairs * P;
     float4 carried = make_float4(1.f, 1.f, 0.f, 0.f);  // thread i < npairs: the maps of the windows folded so far
-    for (int j0 = first;; j0 += LB_WIN * step) {
-        const int left = (terminal - j0) * step + 1;  // chunks from j0 to terminal
+    for (int j0 = first;; j0 += LB_WIN) {
+        const int left = last - j0 + 1;  // chunks from j0 to last
         if (tid < 32) {
             const bool valid = lane < LB_WIN && lane < left;
-            const unsigned long long* word = status + slot0 + j0 + lane * step;
+            const unsigned long long* word = status + slot0 + j0 + lane;
             unsigned answer = 0;
             for (;;) {
                 const unsigned long long s = valid ? read_status(word) : 0ull;
@@ -496,8 +497,8 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, cons
         // composed map in front of each chunk, and the carried one
         for (int f = tid; f < depth * npairs; f += NT) {
             const int k = f / npairs, i = f - k * npairs;
-            const float4 q = __ldcg(maps + (slot0 + j0 + k * step) * npairs + i);
-            cmap[f] = make_float4(q.x, q.y, sin_sign * q.z, 0.f);
+            const float4 q = __ldcg(maps + (slot0 + j0 + k) * npairs + i);
+            cmap[f] = make_float4(q.x, q.y, -q.z, 0.f);
         }
         __syncthreads();
         if (tid < npairs) {
@@ -510,7 +511,7 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, cons
             carried = m;
         }
         __syncthreads();
-        auto src = [&](int k) { return (ends && k == depth - 1 ? incl : agg) + (slot0 + j0 + k * step) * mat; };
+        auto src = [&](int k) { return (ends && k == depth - 1 ? incl : agg) + (slot0 + j0 + k) * mat; };
         fold_window<NT>(acc, ld, cmap, src, depth, npairs, P, pdiv);
         __syncthreads();  // cmap and the cell are read by all before they change; acc complete
         if (ends) break;
@@ -792,7 +793,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int g = lane >> 2, tg = lane & 3;
     const int nc = pr.nc, T = pr.T, H = pr.H, P = pr.P, N = pr.N, npairs = N / 2;
-    const int ticket = draw_ticket(pr.counter2, (unsigned long long)units * nc, misc_u + MISC_TICKET);
+    const int ticket = draw_ticket(pr.counter, (unsigned long long)units * nc, misc_u + MISC_TICKET);
     PHASE_AT(0, 0);
     const int c = nc - 1 - ticket / units, hl = ticket % units, bh = pr.bh0 + hl;
     const int h = bh % H, b = bh / H, t0 = c * L;
@@ -934,7 +935,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         __syncthreads();
         if (tid == 0) {
             __threadfence();
-            *(volatile unsigned long long*)(pr.status2 + slot) =
+            *(volatile unsigned long long*)(pr.status + slot) =
                 (pr.epoch << 2) | (has_next ? FLAG_AGGREGATE : FLAG_INCLUSIVE);
         }
     }
@@ -979,8 +980,8 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     // dot of Gin(c+1) and dGin(c+1)), Gfut(c) = R(-Phi_end) dGin(c+1), the part
     // B_{t0-1} . dec_end Gfut x_{t0-1} of alpha_t0 dbeta_t0, and dGin(c) = BAgg + dec_end Gfut published
     if (has_next) {
-        look_back<NT>(gf, gld, cmap, misc_u + MISC_FLAG, pr.status2, pr.agg2, pr.incl2, pr.maps, -1.f, slot0, c + 1, 1,
-                      nc - 1, npairs, P, pr.pdiv, pr.epoch);
+        look_back<NT>(gf, gld, cmap, misc_u + MISC_FLAG, pr.status, pr.agg2, pr.incl2, pr.maps, slot0, c + 1, nc - 1,
+                      npairs, P, pr.pdiv, pr.epoch);
         PHASE_AT(5, 0);
         const float* Gnext = pr.incl1 + slot * mat;
         const float* bagg = pr.agg2 + slot * mat;
@@ -1050,7 +1051,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         __syncthreads();
         if (tid == 0) {
             __threadfence();
-            *(volatile unsigned long long*)(pr.status2 + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+            *(volatile unsigned long long*)(pr.status + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
         }
     }
     // the other part of alpha_t0 dbeta_t0: sum_s dec_s (dy_s . x_{t0-1}) (B_{t0-1} . Cr_s)
@@ -1366,8 +1367,8 @@ void run(Problem pr, int batch, float* dA, float* dskip) {
     const size_t partial_floats = (2 * (size_t)nbh * nc + 3) & ~size_t(3);  // maps stay float4-aligned
     if (!reserve(1 + slots, partial_floats + slots * slot_floats)) return;  // gradients unwritten: the check says so
     Scratch& sc = scratch;
-    pr.counter2 = sc.words;
-    pr.status2 = sc.words + 1;
+    pr.counter = sc.words;
+    pr.status = sc.words + 1;
     pr.partial = sc.data;
     pr.maps = reinterpret_cast<float4*>(sc.data + partial_floats);
     pr.agg1 = sc.data + partial_floats + 4 * (size_t)npairs * slots;
