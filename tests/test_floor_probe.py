@@ -1,8 +1,9 @@
 """The measuring programs in reference/ (ssm_selective_scan_floor.cu,
-tf32_product_probe.cu and the phase probes *_phases.cu): the command each
-header and the notes give must build (their numbers are measured on a GPU;
-this only keeps them buildable), and the product probe's five routines must
-compute a matrix product (on emu, as sgemm_fp32 solutions)."""
+tf32_product_probe.cu, mamba3_sincos_probe.cu and the phase probes
+*_phases.cu): the command each header and the notes give must build (their
+numbers are measured on a GPU; this only keeps them buildable), and the
+product probe's five routines must compute a matrix product (on emu, as
+sgemm_fp32 solutions)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ from harness.plan import Plan
 REPO = Path(__file__).resolve().parents[1]
 # each program and its target: a new *_phases.cu is checked without being listed here
 SM_90, SM_90A = "-arch=sm_90", "-gencode=arch=compute_90a,code=sm_90a"  # wgmma needs sm_90a alone
-PROBES = {"ssm_selective_scan_floor.cu": SM_90, "tf32_product_probe.cu": SM_90A} | {
-    p.name: SM_90 for p in sorted((REPO / "reference").glob("*_phases.cu"))
-}
+PROBES = {
+    "ssm_selective_scan_floor.cu": SM_90,
+    "tf32_product_probe.cu": SM_90A,
+    "mamba3_sincos_probe.cu": SM_90,
+} | {p.name: SM_90 for p in sorted((REPO / "reference").glob("*_phases.cu"))}
 PRODUCT_PROBE = REPO / "reference" / "tf32_product_probe.cu"
 AS_SGEMM = REPO / "tests" / "emu_programs" / "tf32_probe_as_sgemm.cu"
 
