@@ -52,6 +52,13 @@ __device__ float draw_angle(unsigned long long* state, int distribution) {
     }
 }
 
+// the error of (s, c) against the exact (es, ec), split into its part along the unit circle (an angle
+// error, rad) and its part across it (a length error)
+__device__ __forceinline__ void split_error(double s, double c, double es, double ec, double* angle, double* length) {
+    *angle = s * ec - c * es;
+    *length = s * es + c * ec - 1.0;
+}
+
 // sums over every call, then over every chain's end: signed angle, signed length, |angle| (per call);
 // signed angle, signed length, |angle|, |length| (chain ends)
 constexpr int SUMS = 7;
@@ -60,7 +67,7 @@ __global__ void chains(int distribution, Method method, int steps, double* sums)
     const int chain = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned long long state = 0x243f6a8885a308d3ull * (unsigned long long)(chain + 1);
     float run_c = 1.f, run_s = 0.f;
-    double angle = 0.0, call_angle = 0.0, call_length = 0.0, call_abs_angle = 0.0;
+    double total_angle = 0.0, call_angle = 0.0, call_length = 0.0, call_abs_angle = 0.0;
     for (int t = 0; t < steps; ++t) {
         const float x = draw_angle(&state, distribution);
         float s, c;
@@ -68,20 +75,22 @@ __global__ void chains(int distribution, Method method, int steps, double* sums)
         else sincosf(x, &s, &c);
         double es, ec;
         sincos((double)x, &es, &ec);
-        const double tangential = (double)s * ec - (double)c * es, radial = (double)s * es + (double)c * ec - 1.0;
-        call_angle += tangential;
-        call_length += radial;
-        call_abs_angle += fabs(tangential);
+        double angle_error, length_error;
+        split_error(s, c, es, ec, &angle_error, &length_error);
+        call_angle += angle_error;
+        call_length += length_error;
+        call_abs_angle += fabs(angle_error);
         const float next_c = run_c * c - run_s * s, next_s = run_c * s + run_s * c;
         run_c = next_c;
         run_s = next_s;
-        angle += (double)x;
+        total_angle += (double)x;
     }
     double es, ec;
-    sincos(angle, &es, &ec);
-    const double tangential = (double)run_s * ec - (double)run_c * es;
-    const double radial = (double)run_s * es + (double)run_c * ec - 1.0;
-    const double mine[SUMS] = {call_angle, call_length, call_abs_angle, tangential, radial, fabs(tangential), fabs(radial)};
+    sincos(total_angle, &es, &ec);
+    double angle_error, length_error;
+    split_error(run_s, run_c, es, ec, &angle_error, &length_error);
+    const double mine[SUMS] = {call_angle,   call_length,  call_abs_angle,    angle_error,
+                               length_error, fabs(angle_error), fabs(length_error)};
     for (int i = 0; i < SUMS; ++i) atomicAdd(&sums[i], mine[i]);
 }
 
@@ -97,15 +106,19 @@ int main() {
             cudaMemset(sums, 0, SUMS * sizeof(double));
             chains<<<CHAINS / THREADS, THREADS>>>(d, method, STEPS, sums);
             double h[SUMS];
-            if (cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess) break;
+            cudaError_t error = cudaGetLastError();  // the launch's own error, then the kernel's
+            if (error == cudaSuccess) error = cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost);
+            if (error != cudaSuccess) {
+                fprintf(stderr, "%s\n", cudaGetErrorString(error));
+                cudaFree(sums);
+                return 1;
+            }
             const double calls = (double)CHAINS * STEPS;
             printf("%-26s %-8s | %+.2e %+.2e %.2e | %+.2e %+.2e %.2e %.2e\n", DISTRIBUTION_NAMES[d],
                    method == MUFU ? "mufu" : "sincosf", h[0] / calls, h[1] / calls, h[2] / calls, h[3] / CHAINS,
                    h[4] / CHAINS, h[5] / CHAINS, h[6] / CHAINS);
         }
     }
-    const cudaError_t error = cudaGetLastError();
     cudaFree(sums);
-    if (error != cudaSuccess) fprintf(stderr, "%s\n", cudaGetErrorString(error));
-    return error != cudaSuccess;
+    return 0;
 }
