@@ -1,6 +1,7 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H100,
-// `harness bench`: 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
+// `harness bench`: 142.7 us against 148.4 us with the angles' accurate sincosf (notes, "Sincos by
+// the MUFU"); 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
 // fence per publication"); H200: 144 us against 148 us for y stored one float at a time (notes,
 // "Paired `y` stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM");
 // earlier 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
@@ -21,8 +22,11 @@
 //   h_end = M(h_in) + agg,   M(h) = exp(cl_end) R(Phi_end) h,
 //   agg   = R(Phi_end) ( exp(cl_end) bn_t0 B_{t0-1} x_{t0-1}^T + sum_s exp(cl_end - cl_s) e_end,s Bg_s x_s^T )
 // so a chunk's end state is an affine map of its start state whose map (one decay and one
-// rotation per row pair) and offset `agg` the chunk computes alone. All four products
-// (scores, masked scores x X, exp(cl) Cr x G, the state update) are mma.sync m16n8k8 TF32
+// rotation per row pair) and offset `agg` the chunk computes alone.
+// The angles' sin and cos come from the MUFU (`sincos_turn`), and the chunk's R(Phi_end), the one
+// rotation the carry multiplies from chunk to chunk, is scaled to unit length: the MUFU's length
+// error is biased inward and would otherwise compound over the chunks (notes, "Sincos by the MUFU").
+// All four products (scores, masked scores x X, exp(cl) Cr x G, the state update) are mma.sync m16n8k8 TF32
 // with split operands (a = hi + lo, hi truncated to tf32, three mma per product): one plain
 // TF32 product fails the tolerance (notes, "Candidates").
 //
@@ -170,6 +174,15 @@ __device__ __forceinline__ void split(const float (&v)[K], uint32_t (&hi)[K], ui
         hi[i] = __float_as_uint(v[i]) & 0xffffe000u;
         lo[i] = __float_as_uint(v[i] - __uint_as_float(hi[i]));
     }
+}
+// sin and cos of an angle in a few instructions: reduced to [-pi, pi] by two FMAs with 2 pi split
+// in two floats (exact to about ulp(r) for |x| < 2^16), then the MUFU's sin and cos (absolute error
+// about 2^-21.4 there), where sincosf's accurate path costs about thirty instructions
+__device__ __forceinline__ void sincos_turn(float x, float* s, float* c) {
+    const float k = rintf(x * 0.159154943091895336f);
+    float r = fmaf(-k, 6.28318548202514648f, x);
+    r = fmaf(-k, -1.74845553146951e-7f, r);
+    __sincosf(r, s, c);
 }
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
     asm volatile(
@@ -330,7 +343,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
 #pragma unroll
         for (int i = 0; i < K::SEG; ++i) {
             float s, co;
-            sincosf(th[i], &s, &co);
+            sincos_turn(th[i], &s, &co);
             const float nc = pc * co - ps * s, ns = pc * s + ps * co;
             pc = nc;
             ps = ns;
@@ -359,9 +372,11 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             ct[0] = pc * c0 + ps * c1;
             ct[1] = pc * c1 - ps * c0;
         }
-        if (part == K::TPP - 1) {
-            end_c[pair] = pc;
-            end_s[pair] = ps;
+        if (part == K::TPP - 1) {  // the chunk's rotation scaled to unit length: the MUFU's inward length
+            // bias (about -8e-8 per step at |theta| near 1) then does not compound from chunk to chunk
+            const float n = rsqrtf(fmaf(pc, pc, ps * ps));
+            end_c[pair] = pc * n;
+            end_s[pair] = ps * n;
         }
     }
     __syncthreads();
