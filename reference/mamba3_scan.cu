@@ -175,10 +175,26 @@ __device__ __forceinline__ void split(const float (&v)[K], uint32_t (&hi)[K], ui
         lo[i] = __float_as_uint(v[i] - __uint_as_float(hi[i]));
     }
 }
+// sin and cos of an angle past the reduction's range (below): sincosf, out of line, so that its
+// slow path's registers and stack stay off the common path; returned by value, not through
+// pointers, which would keep the common path's results in local memory
+__device__ __noinline__ float2 sincos_far(float x) {
+    float s, c;
+    sincosf(x, &s, &c);
+    return make_float2(s, c);
+}
 // sin and cos of an angle in a few instructions: reduced to [-pi, pi] by two FMAs with 2 pi split
-// in two floats (exact to about ulp(r) for |x| < 2^16), then the MUFU's sin and cos (absolute error
-// about 2^-21.4 there), where sincosf's accurate path costs about thirty instructions
+// in two floats, then the MUFU's sin and cos (absolute error about 2^-21.4 there), where sincosf's
+// accurate path costs about thirty instructions. The split 2 pi is 6.9e-15 rad short, so the
+// reduction errs by that much per turn it removes (|x| / 2 pi of them), always the same way: 1.4e-10
+// rad at |x| = 2^17, past which sincosf takes over (notes, "Sincos by the MUFU")
 __device__ __forceinline__ void sincos_turn(float x, float* s, float* c) {
+    if (fabsf(x) > 0x1p17f) {
+        const float2 v = sincos_far(x);
+        *s = v.x;
+        *c = v.y;
+        return;
+    }
     const float k = rintf(x * 0.159154943091895336f);
     float r = fmaf(-k, 6.28318548202514648f, x);
     r = fmaf(-k, -1.74845553146951e-7f, r);

@@ -1,0 +1,58 @@
+"""Both mamba3 references on emu with angles no functional test draws (|theta| past
+2^17, up to 1e31): their fast sin and cos reduce an angle by 2 pi split in two floats,
+which errs one way by 6.9e-15 rad per turn removed, so past 2^17 they must hand the
+angle to sincosf (reference/mamba3_scan.md, "Sincos by the MUFU"). Without that
+hand-over the forward's worst ratio at |theta| near 1e30 is about 1400."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.backends.emu import build_emu_library
+from harness.challenge import load_challenge
+
+REPO = Path(__file__).resolve().parents[1]
+SIZES = {"batch": 1, "seq_len": 130, "n_heads": 2, "head_dim": 8, "d_state": 16}
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the emu backend needs g++")
+
+
+def run_reference(name: str, inputs: dict[str, np.ndarray], cache: Path) -> dict[str, np.ndarray]:
+    """reference/<name>.cu on emu: device memory is host memory, so solve() takes the arrays."""
+    challenge = load_challenge(name, REPO)
+    solve = ctypes.CDLL(str(build_emu_library(REPO / "reference" / f"{name}.cu", cache))).solve
+    outputs = {p.name: np.zeros(challenge.shape(p, SIZES), np.float32) for p in challenge.outputs}
+    arrays = {**inputs, **outputs}
+    solve(*[
+        ctypes.c_int(SIZES[p.name]) if p.role == "size" else ctypes.c_void_p(arrays[p.name].ctypes.data)
+        for p in challenge.params
+    ])
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("emu")  # each reference built once for the module
+
+
+@pytest.mark.parametrize("low, high", [(2e5, 1e6), (1e6, 1e9), (1e30, 1e31)])
+@pytest.mark.parametrize("name", ["mamba3_scan", "mamba3_scan_backward"])
+def test_reference_serves_angles_past_its_fast_reduction(name: str, low: float, high: float, cache: Path) -> None:
+    challenge = load_challenge(name, REPO)
+    oracle = challenge.reference_module
+    rng = np.random.default_rng(7)
+    inputs = oracle.generate_inputs("moderate", SIZES, rng)
+    shape = inputs["theta"].shape
+    inputs["theta"] = (rng.uniform(low, high, shape) * rng.choice([-1.0, 1.0], shape)).astype(np.float32)
+    assert np.abs(inputs["theta"]).min() > 2.0**17
+    got = run_reference(name, inputs, cache)
+    expected = oracle.reference(inputs, SIZES)
+    for output, value in got.items():
+        tol = challenge.tolerance_for(output)
+        ratio = np.max(np.abs(value - expected[output]) / (tol.atol + tol.rtol * np.abs(expected[output])))
+        print(f"{name} |theta| in [{low:g}, {high:g}] {output}: {ratio:.4f}")
+        assert ratio < 0.05, (output, ratio)
