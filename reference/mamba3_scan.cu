@@ -1,7 +1,7 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H100,
 // `harness bench`: 142.7 us against 148.4 us with the angles' accurate sincosf (notes, "Sincos by
-// the MUFU"); 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
+// the MUFU"; timed before angles past 2^17 went to sincosf); 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
 // fence per publication"); H200: 144 us against 148 us for y stored one float at a time (notes,
 // "Paired `y` stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM");
 // earlier 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a

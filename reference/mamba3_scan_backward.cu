@@ -1,7 +1,8 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products; the adjoint carry between chunks passed by a decoupled look-back, the forward carry by
 // a kernel of its own (H100, `harness bench`: 418.4 us against 426.7 us with the angles' accurate
-// sincosf (notes, "Sincos by the MUFU, timed and landed"); 430.8 us against 450.9 us for the file before its
+// sincosf (notes, "Sincos by the MUFU, timed and landed"; timed before angles past 2^17 went to
+// sincosf); 430.8 us against 450.9 us for the file before its
 // forward carry became a kernel of its own (notes, "The forward carry as a kernel of its own");
 // 442.5 us against 457.5 us for the file before one fence per publication (notes, "One fence per
 // publication"); H200: 442 us against 496 us for the file before four tiles per warp in its
