@@ -2,7 +2,8 @@
 2^17, up to 1e31): their fast sin and cos reduce an angle by 2 pi split in two floats,
 which errs one way by 6.9e-15 rad per turn removed, so past 2^17 they must hand the
 angle to sincosf (reference/mamba3_scan.md, "Sincos by the MUFU"). Without that
-hand-over the forward's worst ratio at |theta| near 1e30 is about 1400."""
+hand-over both fail at |theta| near 1e30 (measured: the forward's y 1732, the
+backward's dx 951); with it every output stays near 0.001."""
 
 from __future__ import annotations
 
@@ -54,5 +55,4 @@ def test_reference_serves_angles_past_its_fast_reduction(name: str, low: float, 
     for output, value in got.items():
         tol = challenge.tolerance_for(output)
         ratio = np.max(np.abs(value - expected[output]) / (tol.atol + tol.rtol * np.abs(expected[output])))
-        print(f"{name} |theta| in [{low:g}, {high:g}] {output}: {ratio:.4f}")
-        assert ratio < 0.05, (output, ratio)
+        assert ratio < 0.05, (output, ratio)  # 0.0012 at most measured; the failures are over 900
