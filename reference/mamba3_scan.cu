@@ -1,7 +1,9 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H100,
-// `harness bench`: 142.7 us against 148.4 us with the angles' accurate sincosf (notes, "Sincos by
-// the MUFU"; timed before angles past 2^17 went to sincosf); 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
+// `harness bench`: 139.6 us against 144.0 us with its flags behind sequentially consistent fences
+// (notes, "Release and acquire flags"); 142.7 us against 148.4 us with the angles' accurate
+// sincosf (notes, "Sincos by the MUFU"; timed before angles past 2^17 went to sincosf); 147.7 us
+// against 153.9 us with every thread fencing before a flag (notes, "One
 // fence per publication"); H200: 144 us against 148 us for y stored one float at a time (notes,
 // "Paired `y` stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM");
 // earlier 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
@@ -39,9 +41,9 @@
 // goes by windows of LB_WIN chunks: warp 0 reads their flags at once and waits until every flag up
 // to the first inclusive one is set, then the window's maps are composed and its states folded. It
 // then publishes its own inclusive state and reads out C^T G. Data is written by every thread;
-// after a barrier thread 0 alone fences and sets the flag, so the other warps go on (the pattern
-// of a grid barrier: the barrier orders the block's stores before thread 0's fence). A walk's
-// warp 0 fences after reading the flags, before the barrier after which every thread loads the
+// after a barrier thread 0 alone sets the flag with a release store, so the other warps go on (the
+// pattern of a grid barrier: the barrier orders the block's stores before thread 0's release). A
+// walk's warp 0 reads the flags with acquire loads, before the barrier after which every thread loads the
 // predecessors' data. The flag word carries the launch's epoch
 // (64-bit: epoch << 2 | flag), so words of earlier launches read as "not ready" and nothing is
 // cleared between calls; the block drawing the last ticket puts the counter back to 0.
@@ -221,8 +223,16 @@ __device__ __forceinline__ void tri_tile(int s, int& rb, int& nt) {
     nt = s - rb * (rb + 1);
 }
 
+// A flag is read with acquire and set with release (GPU scope): a block's data stores, then a barrier,
+// then thread 0's release store; a reader lane's acquire load, then a barrier, then every thread's
+// data loads. The barriers carry the order to the other threads of either block.
 __device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
-    return *(const volatile unsigned long long*)p;
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.b64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void set_status(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.release.gpu.global.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
 }
 
 // Four blocks (32 warps) per SM up to d_state 64: 64 registers (80 bytes spilled) and 55.3 KB of
@@ -453,9 +463,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         __stcg(reinterpret_cast<float4*>(map_buf + slot * K::MAP) + i,
                make_float4(v_d[L - 1], end_c[i], end_s[i], 0.f));
     __syncthreads();
-    if (tid == 0) {  // the barrier, then one fence for the block's stores (as a grid barrier does)
-        __threadfence();
-        *(volatile unsigned long long*)(status + slot) = (epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE);
+    if (tid == 0) {  // the barrier, then one release for the block's stores (as a grid barrier does)
+        set_status(status + slot, (epoch << 2) | (c == 0 ? FLAG_INCLUSIVE : FLAG_AGGREGATE));
     }
     PHASE_AT(3, 0);
 
@@ -574,7 +583,6 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                         break;
                     }
                 }
-                __threadfence();
                 if (lane == 0) misc[1] = answer;
             }
             __syncthreads();
@@ -645,8 +653,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         }
         __syncthreads();
         if (tid == 0) {
-            __threadfence();
-            *(volatile unsigned long long*)(status + slot) = (epoch << 2) | FLAG_INCLUSIVE;
+            set_status(status + slot, (epoch << 2) | FLAG_INCLUSIVE);
         }
         PHASE_AT(6, 0);
     } else {

@@ -1,8 +1,9 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products; the adjoint carry between chunks passed by a decoupled look-back, the forward carry by
-// a kernel of its own (H100, `harness bench`: 418.4 us against 426.7 us with the angles' accurate
-// sincosf (notes, "Sincos by the MUFU, timed and landed"; timed before angles past 2^17 went to
-// sincosf); 430.8 us against 450.9 us for the file before its
+// a kernel of its own (H100, `harness bench`: 419.4 us against 422.0 us with its flags behind
+// sequentially consistent fences (notes, "Release and acquire flags"); 418.4 us against 426.7 us
+// with the angles' accurate sincosf (notes, "Sincos by the MUFU, timed and landed"; timed before
+// angles past 2^17 went to sincosf); 430.8 us against 450.9 us for the file before its
 // forward carry became a kernel of its own (notes, "The forward carry as a kernel of its own");
 // 442.5 us against 457.5 us for the file before one fence per publication (notes, "One fence per
 // publication"); H200: 442 us against 496 us for the file before four tiles per warp in its
@@ -53,12 +54,12 @@
 // Look-back protocol of kernel 3 (as reference/mamba3_scan.cu): a block draws a
 // ticket from an atomic counter (blocks start in no particular order), tickets run chunk-major,
 // so a block only waits on blocks with smaller tickets, which already run: no deadlock for any
-// grid. Data is written by every thread; after a barrier thread 0 alone fences and sets the flag,
-// so the other warps go on (the pattern of a grid barrier: the barrier orders the block's stores
-// before thread 0's fence); a flag word is 64-bit, epoch << 2 | flag, so words of earlier launches
+// grid. Data is written by every thread; after a barrier thread 0 alone sets the flag with a
+// release store, so the other warps go on (the pattern of a grid barrier: the barrier orders the
+// block's stores before thread 0's release); a flag word is 64-bit, epoch << 2 | flag, so words of earlier launches
 // read as "not ready" and nothing is cleared between calls; the block drawing the last ticket
-// resets the counter. A waiting block's warp 0 reads its predecessors' flags 8 at a time and
-// fences before the barrier after which every thread loads their data; it folds in each one's
+// resets the counter. A waiting block's warp 0 reads its predecessors' flags 8 at a time with
+// acquire loads, before the barrier after which every thread loads their data; it folds in each one's
 // aggregate through the composed maps until it meets an inclusive value (look_back); the running
 // sums and composed maps live in shared memory, so any state size works with one code path.
 //
@@ -139,8 +140,16 @@ __device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
     }
 }
 
+// A flag is read with acquire and set with release (GPU scope): a block's data stores, then a barrier,
+// then thread 0's release store; a reader lane's acquire load, then a barrier, then every thread's
+// data loads. The barriers carry the order to the other threads of either block.
 __device__ __forceinline__ unsigned long long read_status(const unsigned long long* p) {
-    return *(const volatile unsigned long long*)p;
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.b64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void set_status(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.release.gpu.global.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
 }
 
 // v = hi + lo: hi is v with the 13 mantissa bits a tensor core ignores cleared (truncation, one
@@ -513,7 +522,6 @@ __device__ void look_back(float* acc, int ld, float4* cmap, unsigned* cell, cons
                     break;
                 }
             }
-            __threadfence();
             if (lane == 0) *cell = answer;
         }
         __syncthreads();
@@ -961,9 +969,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         }
         __syncthreads();
         if (tid == 0) {
-            __threadfence();
-            *(volatile unsigned long long*)(pr.status + slot) =
-                (pr.epoch << 2) | (has_next ? FLAG_AGGREGATE : FLAG_INCLUSIVE);
+            set_status(pr.status + slot, (pr.epoch << 2) | (has_next ? FLAG_AGGREGATE : FLAG_INCLUSIVE));
         }
     }
     PHASE_AT(3, 0);
@@ -1077,8 +1083,7 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         }
         __syncthreads();
         if (tid == 0) {
-            __threadfence();
-            *(volatile unsigned long long*)(pr.status + slot) = (pr.epoch << 2) | FLAG_INCLUSIVE;
+            set_status(pr.status + slot, (pr.epoch << 2) | FLAG_INCLUSIVE);
         }
     }
     // the other part of alpha_t0 dbeta_t0: sum_s dec_s (dy_s . x_{t0-1}) (B_{t0-1} . Cr_s)
