@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.backends import visible_gpus
-from harness.backends.emu import build_emu_library
-from harness.backends.emu.host import EmuRuntime
-from harness.build import nvcc
+from harness.builds import build_library
 from harness.calls import CallSite, Verdict
 from harness.challenge import load_challenge
+from harness.plan import Plan
+from harness.worker import make_runtime
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = {"batch": 1, "seq_len": 130, "n_heads": 2, "head_dim": 8, "d_state": 16}
@@ -29,19 +28,13 @@ BACKENDS = [
 ]
 
 
-def checked_call(backend: str, name: str, inputs: dict[str, np.ndarray], cache: Path) -> Verdict:
-    """reference/<name>.cu called once the way the harness checks every call:
-    guarded buffers, poisoned outputs, then the float64 oracle's outputs compared."""
+def checked_call(backend: str, name: str, inputs: dict[str, np.ndarray]) -> Verdict:
+    """reference/<name>.cu built and called once the way the harness checks every
+    call: guarded buffers, poisoned outputs, then the float64 oracle's outputs compared."""
     challenge = load_challenge(name, REPO)
-    source = REPO / "reference" / f"{name}.cu"
-    if backend == "emu":
-        runtime = EmuRuntime()
-        solve = runtime.load(build_emu_library(source, cache), challenge)
-    else:
-        from harness.backends.cuda import CudaRuntime
-
-        runtime = CudaRuntime()
-        solve = runtime.load(nvcc.build_library(source, cache, visible_gpus()[0].arch), challenge)
+    plan = Plan(backend=backend)
+    runtime = make_runtime(plan.backend)
+    solve = runtime.load(build_library(REPO / "reference" / f"{name}.cu", plan), challenge)
     site = CallSite(runtime.xp, challenge, SIZES)
     site.load(inputs, challenge.reference_module.reference(inputs, SIZES))
     site.prepare()
@@ -50,21 +43,16 @@ def checked_call(backend: str, name: str, inputs: dict[str, np.ndarray], cache: 
     return site.verify()
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("emu")  # each reference built once for the module
-
-
 @pytest.mark.parametrize("low, high", [(2e5, 1e6), (1e6, 1e9), (1e30, 1e31)])
 @pytest.mark.parametrize("name", ["mamba3_scan", "mamba3_scan_backward"])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_reference_serves_angles_past_its_fast_reduction(backend: str, name: str, low: float, high: float, cache: Path) -> None:
+def test_reference_serves_angles_past_its_fast_reduction(backend: str, name: str, low: float, high: float) -> None:
     rng = np.random.default_rng(7)
     inputs = load_challenge(name, REPO).reference_module.generate_inputs("moderate", SIZES, rng)
     shape = inputs["theta"].shape
     inputs["theta"] = (rng.uniform(low, high, shape) * rng.choice([-1.0, 1.0], shape)).astype(np.float32)
     assert np.abs(inputs["theta"]).min() > 2.0**17
-    verdict = checked_call(backend, name, inputs, cache)
+    verdict = checked_call(backend, name, inputs)
     assert verdict.passed, verdict.message
     worst = max(c.worst_ratio for c in verdict.comparisons)
     assert worst < 0.05, worst  # 0.0012 at most measured on emu; the failures are over 900
