@@ -1,6 +1,9 @@
 // mamba3_scan reference: chunked form on tensor cores (3xTF32), one block per (b, h, column tile,
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H100,
-// `harness bench`: 139.6 us against 144.0 us with its flags behind sequentially consistent fences
+// `harness bench`: 137.1 us against 139.7 us with the staging's indices computed afresh per copy
+// and the agg read back from the L2 after the walk (notes, "Staging by fixed column groups" and
+// "The agg read back during the walk"); 139.6 us against 144.0 us with its flags behind sequentially
+// consistent fences
 // (notes, "Release and acquire flags"); 142.7 us against 148.4 us with the angles' accurate
 // sincosf (notes, "Sincos by the MUFU"; timed before angles past 2^17 went to sincosf); 147.7 us
 // against 153.9 us with every thread fencing before a flag (notes, "One
@@ -53,8 +56,9 @@
 // 16-row fragment are state rows 2g, 2g+1): the end rotation, the maps and the look-back are
 // thread-local, and the scratch holds each thread's fragment as float4s (coalesced). Shared memory
 // (55.3 KB at the official size, four blocks per SM): B, C and x of the chunk, B's region taken in
-// turn by the scores W, the look-back's composed maps and G; the angles never enter it (each thread
-// loads its steps' angles into registers for the running rotation).
+// turn by the scores W, the look-back's composed maps and G, x's rows (skip x added after W X) by
+// the block's own agg, copied back during the walk; the angles never enter it (each thread loads
+// its steps' angles into registers for the running rotation).
 //
 // Scratch: agg and inclusive states, maps and flags per (unit, chunk), cached cudaMallocs
 // capped at 256 MB; sizes needing more run as several launches over groups of units.
@@ -114,6 +118,8 @@ struct Cfg {
     static constexpr int RBW = NT >= 4 ? 2 : 1;
     static constexpr int QN = NT >= 4 ? NT / 4 : 1;
     static_assert(LB_WIN * NPP * 4 <= REGION, "the look-back's composed maps fit in the region");
+    // the block's agg fits in x's rows t0 .. t0+L-1, free once every warp's W X is done
+    static constexpr bool AGG_IN_X = STATE <= L * SX;
     static_assert((TPP - 1) * NPP <= 2 * (2 * L + 1), "the segment totals fit in the rows' padding");
     static_assert(OFF_B % 4 == 0 && OFF_C % 4 == 0 && OFF_X % 4 == 0 && SB % 4 == 0 &&
                       SX % 4 == 0, "16-byte staging");
@@ -137,17 +143,40 @@ __device__ __forceinline__ void copy_w(int w, float* dst, const float* src, bool
     else
         copy4(dst, src, valid);
 }
-// ROWS rows of COLS (padded) columns: copy(r, c, w) stages columns c .. c + w - 1 of row r, w = 4
-// (one 16-byte copy) when `wide`, else w = 1. When `wide`, a row's valid columns are a multiple of 4,
-// so a 16-byte group is all in range or all out, and the shared row strides are multiples of 4 floats.
-template <int ROWS, int COLS, class Copy>
-__device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
-    static_assert(COLS % 4 == 0, "whole 16-byte groups");
-    if (wide) {
-        for (int f = threadIdx.x; f < ROWS * COLS / 4; f += THREADS) copy(f / (COLS / 4), 4 * (f % (COLS / 4)), 4);
-    } else {
-        for (int f = threadIdx.x; f < ROWS * COLS; f += THREADS) copy(f / COLS, f % COLS, 1);
+// Rows r = 0 .. ROWS-1 of a tile staged from a tensor in the (b, t, h) layout: row r is at offset
+// first + r * step floats (step = H times the row's width), valid for lo <= r < hi and columns below
+// `cols`. 64-bit, since `first` is negative for row t0 - 1 of the first chunk.
+struct RowRange {
+    long long first, step;
+    int lo, hi, cols;
+};
+// ROWS rows of COLS (padded) columns: copy(r, c, offset, ok, w) stages columns c .. c + w - 1 of
+// row r, w = 4 (one 16-byte copy) when `wide`, else w = 1; ok: in range. When `wide`, a row's valid
+// columns are a multiple of 4, so a 16-byte group is all in range or all out, and the shared row
+// strides are multiples of 4 floats. Each thread keeps one column group and steps its rows by
+// THREADS / (COLS / w), its offset by one 64-bit add a copy: with the row and column computed afresh
+// from a flat index each 16-byte copy cost about thirty instructions (SASS).
+template <int ROWS, int COLS, int W, class Copy>
+__device__ __forceinline__ void stage_rows_w(const RowRange& rows, Copy copy) {
+    constexpr int GROUPS = COLS / W, RSTEP = THREADS / GROUPS;
+    static_assert(COLS % W == 0 && THREADS % GROUPS == 0, "a fixed column group per thread");
+    const int col = W * (threadIdx.x % GROUPS), r0 = threadIdx.x / GROUPS;
+    const bool col_ok = col < rows.cols;
+    long long off = rows.first + r0 * rows.step + col;
+#pragma unroll
+    for (int i = 0; i < (ROWS + RSTEP - 1) / RSTEP; ++i) {
+        const int r = r0 + RSTEP * i;
+        if (ROWS % RSTEP == 0 || r < ROWS) copy(r, col, off, col_ok && r >= rows.lo && r < rows.hi, W);
+        off += RSTEP * rows.step;
     }
+}
+template <int ROWS, int COLS, class Copy>
+__device__ __forceinline__ void stage_rows(bool wide, const RowRange& rows, Copy copy) {
+    static_assert(COLS % 4 == 0, "whole 16-byte groups");
+    if (wide)
+        stage_rows_w<ROWS, COLS, 4>(rows, copy);
+    else
+        stage_rows_w<ROWS, COLS, 1>(rows, copy);
 }
 // kernel argument `wide`: which rows stage 16 bytes at a time (WIDE_P, WIDE_N), and whether y is
 // stored a column pair (8 bytes) at a time (PAIR_Y)
@@ -304,23 +333,24 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     }
 
     // ---- raw inputs of the chunk into shared memory; zero where out of range. 16-byte copies where
-    // the rows allow them (`wide`): each copy costs a 64-bit row offset, and with 4-byte ones the
-    // staging was a quarter of the kernel's instructions (Nsight Compute, SASS counts).
-    stage_rows<L + 1, NP>(wide & WIDE_N, [&](int r, int n, int w) {  // B rows t0-1 .. t0+L-1
-        const int t = t0 - 1 + r;
-        const bool ok = t >= 0 && t < seq_len && n < N;
-        copy_w(w, sm + K::OFF_B + r * K::SB + n, ok ? B + (size_t)row_of(t) * N + n : B, ok);
-    });
-    stage_rows<L, NP>(wide & WIDE_N, [&](int r, int n, int w) {  // C rows t0 .. t0+L-1
-        const int t = t0 + r;
-        const bool ok = t < seq_len && n < N;
-        copy_w(w, rC + r * K::SB + n, ok ? C + (size_t)row_of(t) * N + n : C, ok);
-    });
-    stage_rows<L + 1, PT>(wide & WIDE_P, [&](int r, int p, int w) {  // x rows t0-1 .. t0+L-1
-        const int t = t0 - 1 + r;
-        const bool ok = t >= 0 && t < seq_len && p0 + p < P;
-        copy_w(w, sm + K::OFF_X + r * K::SX + p, ok ? x + (size_t)row_of(t) * P + p0 + p : x, ok);
-    });
+    // the rows allow them (`wide`): with 4-byte ones the staging was a quarter of the kernel's
+    // instructions (Nsight Compute, SASS counts).
+    {
+        const long long row_prev = (long long)(b * seq_len + t0 - 1) * H + h;  // (b, t0 - 1, h)
+        const int lo = t0 == 0;  // row t0 - 1 is there from the second chunk on
+        stage_rows<L + 1, NP>(wide & WIDE_N, RowRange{row_prev * N, (long long)H * N, lo, seq_len - t0 + 1, N},
+                              [&](int r, int n, long long o, bool ok, int w) {  // B rows t0-1 .. t0+L-1
+                                  copy_w(w, sm + K::OFF_B + r * K::SB + n, ok ? B + o : B, ok);
+                              });
+        stage_rows<L, NP>(wide & WIDE_N, RowRange{(row_prev + H) * N, (long long)H * N, 0, seq_len - t0, N},
+                          [&](int r, int n, long long o, bool ok, int w) {  // C rows t0 .. t0+L-1
+                              copy_w(w, rC + r * K::SB + n, ok ? C + o : C, ok);
+                          });
+        stage_rows<L + 1, PT>(wide & WIDE_P, RowRange{row_prev * P + p0, (long long)H * P, lo, seq_len - t0 + 1, P - p0},
+                              [&](int r, int p, long long o, bool ok, int w) {  // x rows t0-1 .. t0+L-1
+                                  copy_w(w, sm + K::OFF_X + r * K::SX + p, ok ? x + o : x, ok);
+                              });
+    }
     for (int f = tid; f < L; f += THREADS) {
         const bool ok = t0 + f < seq_len;
         copy4(v_dt + f, ok ? dt + row_of(t0 + f) : dt, ok);
@@ -523,6 +553,15 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     }
     const int y_nt0 = K::RBW == 2 ? (warp >> 1) * K::QN : (warp >> 2);
     float yacc[K::RBW][K::QN][4];
+    // f(k, q, half, r, p) for each pair yacc[k][q][2 half], yacc[k][q][2 half + 1]: row r, columns p, p + 1
+    auto each_output_pair = [&](auto f) {
+#pragma unroll
+        for (int k = 0; k < K::RBW; ++k)
+#pragma unroll
+            for (int q = 0; q < K::QN; ++q)
+#pragma unroll
+                for (int half = 0; half < 2; ++half) f(k, q, half, rbs[k] * 16 + g + 8 * half, (y_nt0 + q) * 8 + 2 * tg);
+    };
 #pragma unroll
     for (int k = 0; k < K::RBW; ++k)
 #pragma unroll
@@ -548,6 +587,11 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         }
     }
 
+    // skip x now, while x is in shared memory: the look-back takes x's rows for its agg
+    each_output_pair([&](int k, int q, int half, int r, int p) {
+        yacc[k][q][2 * half] += skip_h * rX[r * K::SX + p];
+        yacc[k][q][2 * half + 1] += skip_h * rX[r * K::SX + p + 1];
+    });
     PHASE_AT(5, 0);  // warp 0's W X done
     // ---- look-back: h_in from the predecessors, then this chunk's inclusive state, and
     // G = h_in + bn0 B_{t0-1} x_{t0-1}^T into shared memory (the region of the angles and W)
@@ -586,6 +630,18 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 if (lane == 0) misc[1] = answer;
             }
             __syncthreads();
+            if constexpr (K::AGG_IN_X) {
+                // every warp's W X is done: this thread's agg from the L2 into x's rows, while the
+                // walk goes on, for the inclusive state after it
+                if (j0 == c - 1 && has_state) {
+#pragma unroll
+                    for (int q = 0; q < K::TPW; ++q) {
+                        const int f = ((s_first + q) * 32 + lane) * 4;
+                        copy16(rX + f, my_agg + f, true);
+                    }
+                    copy_commit();
+                }
+            }
             const unsigned answer = misc[1];
             const int depth = (int)(answer & 0xffu);
             const bool ends = answer & 0x100u;
@@ -635,11 +691,17 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         if (has_state) {
             const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
             float* my_incl = incl_buf + slot * K::STATE;
+            if constexpr (K::AGG_IN_X) copy_wait_all();  // this thread's own copies: no barrier
 #pragma unroll
             for (int q = 0; q < K::TPW; ++q) {
                 // agg back from where this thread published it: 16 registers fewer across W X and
                 // the look-back, which at 80 registers would otherwise spill
-                const float4 av = __ldcg(reinterpret_cast<const float4*>(my_agg) + (s_first + q) * 32 + lane);
+                float4 av;
+                if constexpr (K::AGG_IN_X) {
+                    av = *reinterpret_cast<const float4*>(rX + ((s_first + q) * 32 + lane) * 4);
+                } else {
+                    av = __ldcg(reinterpret_cast<const float4*>(my_agg) + (s_first + q) * 32 + lane);
+                }
                 const float a[4] = {av.x, av.y, av.z, av.w};
                 float o[4];
 #pragma unroll
@@ -675,7 +737,7 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     __syncthreads();
     PHASE_AT(7, 0);
 
-    // ---- read-out: yacc += (d Cr) G, then y = yacc + skip x
+    // ---- read-out: yacc += (d Cr) G, then y = yacc
 #pragma unroll 2
     for (int k0 = 0; k0 < NP; k0 += 8) {
         uint32_t bh2[K::QN][2], bl2[K::QN][2];
@@ -697,18 +759,11 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
             for (int q = 0; q < K::QN; ++q) mma3(yacc[k][q], ah, al, bh2[q], bl2[q]);
         }
     }
-#pragma unroll
-    for (int k = 0; k < K::RBW; ++k)
-#pragma unroll
-        for (int q = 0; q < K::QN; ++q)
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int r = rbs[k] * 16 + g + 8 * half, p = (y_nt0 + q) * 8 + 2 * tg;
-                if (t0 + r >= seq_len || p0 + p >= P) continue;
-                const float2 v = make_float2(yacc[k][q][2 * half] + skip_h * rX[r * K::SX + p],
-                                             yacc[k][q][2 * half + 1] + skip_h * rX[r * K::SX + p + 1]);
-                store_pair(y + (size_t)row_of(t0 + r) * P + p0 + p, v, wide & PAIR_Y, p0 + p + 1 < P);
-            }
+    each_output_pair([&](int k, int q, int half, int r, int p) {
+        if (t0 + r >= seq_len || p0 + p >= P) return;
+        const float2 v = make_float2(yacc[k][q][2 * half], yacc[k][q][2 * half + 1]);
+        store_pair(y + (size_t)row_of(t0 + r) * P + p0 + p, v, wide & PAIR_Y, p0 + p + 1 < P);
+    });
     PHASE_AT(8, 0);
 }
 
