@@ -1,6 +1,7 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products; the adjoint carry between chunks passed by a decoupled look-back, the forward carry by
-// a kernel of its own (H100, `harness bench`: 419.4 us against 422.0 us with its flags behind
+// a kernel of its own (H100, `harness bench`: 409.6 us against 420.6 us with the staging's indices
+// computed afresh per copy (notes, "Staging by fixed column groups"); 419.4 us against 422.0 us with its flags behind
 // sequentially consistent fences (notes, "Release and acquire flags"); 418.4 us against 426.7 us
 // with the angles' accurate sincosf (notes, "Sincos by the MUFU, timed and landed"; timed before
 // angles past 2^17 went to sincosf); 430.8 us against 450.9 us for the file before its
@@ -127,17 +128,40 @@ __device__ __forceinline__ void copy_w(int w, float* dst, const float* src, bool
 }
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void copy_wait_all() { asm volatile("cp.async.wait_all;\n" ::); }
-// ROWS rows of COLS (padded) columns: copy(r, c, w) stages columns c .. c + w - 1 of row r, w = 4
-// (one 16-byte copy) when `wide`, else w = 1. When `wide`, a row's valid columns are a multiple of 4,
-// so a 16-byte group is all in range or all out, and the shared row strides are multiples of 4 floats.
-template <int NT, int ROWS, int COLS, class Copy>
-__device__ __forceinline__ void stage_rows(bool wide, Copy copy) {
-    static_assert(COLS % 4 == 0, "whole 16-byte groups");
-    if (wide) {
-        for (int f = threadIdx.x; f < ROWS * COLS / 4; f += NT) copy(f / (COLS / 4), 4 * (f % (COLS / 4)), 4);
-    } else {
-        for (int f = threadIdx.x; f < ROWS * COLS; f += NT) copy(f / COLS, f % COLS, 1);
+// Rows r = 0 .. ROWS-1 of a tile staged from global memory: row r is at offset first + r * step
+// floats (for a tensor in the (b, t, h) layout, step = H times the row's width), valid for
+// lo <= r < hi and columns below `cols`.
+struct RowRange {
+    long long first, step;
+    int lo, hi, cols;
+};
+// ROWS rows of COLS (padded) columns by NT threads: copy(r, c, offset, ok, w) stages columns
+// c .. c + w - 1 of row r, w = 4 (one 16-byte copy) when `wide`, else w = 1; ok: in range. When
+// `wide`, a row's valid columns are a multiple of 4, so a 16-byte group is all in range or all out,
+// and the shared row strides are multiples of 4 floats. Each thread keeps one column group and steps
+// its rows by NT / (COLS / w), its offset by one 64-bit add a copy: with the row and column computed
+// afresh from a flat index each 16-byte copy cost about thirty instructions (SASS).
+template <int NT, int ROWS, int COLS, int W, class Copy>
+__device__ __forceinline__ void stage_rows_w(const RowRange& rows, Copy copy) {
+    constexpr int GROUPS = COLS / W, RSTEP = NT / GROUPS;
+    static_assert(COLS % W == 0 && NT % GROUPS == 0, "a fixed column group per thread");
+    const int col = W * (threadIdx.x % GROUPS), r0 = threadIdx.x / GROUPS;
+    const bool col_ok = col < rows.cols;
+    long long off = rows.first + r0 * rows.step + col;
+#pragma unroll
+    for (int i = 0; i < (ROWS + RSTEP - 1) / RSTEP; ++i) {
+        const int r = r0 + RSTEP * i;
+        if (ROWS % RSTEP == 0 || r < ROWS) copy(r, col, off, col_ok && r >= rows.lo && r < rows.hi, W);
+        off += RSTEP * rows.step;
     }
+}
+template <int NT, int ROWS, int COLS, class Copy>
+__device__ __forceinline__ void stage_rows(bool wide, const RowRange& rows, Copy copy) {
+    static_assert(COLS % 4 == 0, "whole 16-byte groups");
+    if (wide)
+        stage_rows_w<NT, ROWS, COLS, 4>(rows, copy);
+    else
+        stage_rows_w<NT, ROWS, COLS, 1>(rows, copy);
 }
 
 // A flag is read with acquire and set with release (GPU scope): a block's data stores, then a barrier,
@@ -600,21 +624,19 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     const size_t slot0 = (size_t)hl * nc, slot = slot0 + c, mat = (size_t)N * P;
 
     // ---- the chunk's state-side inputs into shared memory, zero where out of range
-    stage_rows<THREADS, L, PP>(pr.vec_p, [&](int r, int p, int w) {
-        const int t = t0 + r;
-        const bool ok = t < T && p < P;
-        copy_w(w, sX + r * K::SP + p, ok ? pr.x + (size_t)row_of(t) * P + p : pr.x, ok);
-    });
-    stage_rows<THREADS, L, NP>(pr.vec_n, [&](int r, int n, int w) {
-        const int t = t0 + r;
-        const bool ok = t < T && n < N;
-        copy_w(w, sB + r * K::SN + n, ok ? pr.B + (size_t)row_of(t) * N + n : pr.B, ok);
-    });
-    stage_rows<THREADS, L, K::NPP>(pr.vec_i, [&](int r, int i, int w) {
-        const int t = t0 + r;
-        const bool ok = t < T && i < npairs;
-        copy_w(w, sTh + r * K::NPP + i, ok ? pr.theta + (size_t)row_of(t) * npairs + i : pr.theta, ok);
-    });
+    const long long row0 = row_of(t0);
+    stage_rows<THREADS, L, PP>(pr.vec_p, RowRange{row0 * P, (long long)H * P, 0, T - t0, P},
+                               [&](int r, int p, long long o, bool ok, int w) {
+                                   copy_w(w, sX + r * K::SP + p, ok ? pr.x + o : pr.x, ok);
+                               });
+    stage_rows<THREADS, L, NP>(pr.vec_n, RowRange{row0 * N, (long long)H * N, 0, T - t0, N},
+                               [&](int r, int n, long long o, bool ok, int w) {
+                                   copy_w(w, sB + r * K::SN + n, ok ? pr.B + o : pr.B, ok);
+                               });
+    stage_rows<THREADS, L, K::NPP>(pr.vec_i, RowRange{row0 * npairs, (long long)H * npairs, 0, T - t0, npairs},
+                                   [&](int r, int i, long long o, bool ok, int w) {
+                                       copy_w(w, sTh + r * K::NPP + i, ok ? pr.theta + o : pr.theta, ok);
+                                   });
     for (int f = tid; f <= L; f += THREADS) {  // one step past the chunk: bn of the next chunk's first step
         const bool ok = t0 + f < T;
         copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
@@ -855,20 +877,19 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     }
 
     // ---- the chunk's inputs (and Gin(c)) into shared memory, zero where out of range
-    stage_rows<NT, L, PP>(pr.vec_p, [&](int r, int p, int w) {
-        const int t = t0 + r;
-        const bool ok = t < T && p < P;
-        const size_t o = ok ? (size_t)row_of(t) * P + p : 0;
+    const long long row0 = row_of(t0);
+    const RowRange x_rows{row0 * P, (long long)H * P, 0, T - t0, P};
+    stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
+        o = ok ? o : 0;
         copy_w(w, sX + r * K::SP + p, pr.x + o, ok);
         copy_w(w, sDY + r * K::SP + p, pr.dy + o, ok);
     });
-    stage_rows<NT, L, NP>(pr.vec_n, [&](int r, int n, int w) {
-        const int t = t0 + r;
-        const bool ok = t < T && n < N;
-        const size_t o = ok ? (size_t)row_of(t) * N + n : 0;
-        copy_w(w, sB + r * K::SN + n, pr.B + o, ok);
-        copy_w(w, sC + r * K::SN + n, pr.C + o, ok);
-    });
+    stage_rows<NT, L, NP>(pr.vec_n, RowRange{row0 * N, (long long)H * N, 0, T - t0, N},
+                          [&](int r, int n, long long o, bool ok, int w) {
+                              o = ok ? o : 0;
+                              copy_w(w, sB + r * K::SN + n, pr.B + o, ok);
+                              copy_w(w, sC + r * K::SN + n, pr.C + o, ok);
+                          });
     for (int f = tid; f <= L; f += NT) {  // one step past the chunk: bn of the next chunk's first step
         const bool ok = t0 + f < T;
         copy4(v_dt + f, ok ? pr.dt + row_of(t0 + f) : pr.dt, ok);
@@ -1138,10 +1159,10 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     if (K::STAGE) {
         const float* src = pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
         float* sGin = sm + K::OFF_M1;
-        stage_rows<NT, NP, PP>(pr.vec_p, [&](int n, int p, int w) {
-            const bool ok = has_prev && n < N && p < P;
-            copy_w(w, sGin + n * K::SP + p, ok ? src + (size_t)n * P + p : pr.incl1, ok);
-        });
+        stage_rows<NT, NP, PP>(pr.vec_p, RowRange{0, P, 0, has_prev ? N : 0, P},
+                               [&](int n, int p, long long o, bool ok, int w) {
+                                   copy_w(w, sGin + n * K::SP + p, ok ? src + o : pr.incl1, ok);
+                               });
         copy_commit();
         copy_wait_all();
         __syncthreads();
@@ -1218,10 +1239,8 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         store_row_sums(part_crdcr, m0, n0g, rs);
     });
     __syncthreads();  // dY and Gin are done with
-    stage_rows<NT, L, PP>(pr.vec_p, [&](int r, int p, int w) {
-        const int t = t0 + r;
-        const bool ok = t < T && p < P;
-        copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? (size_t)row_of(t) * P + p : 0), ok);
+    stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
+        copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? o : 0), ok);
     });
     copy_commit();
     copy_wait_all();
