@@ -2,11 +2,10 @@
 // chunk), the carried state passed between the chunks of a head by a decoupled look-back (H100,
 // `harness bench`: 137.1 us against 139.7 us with the staging's indices computed afresh per copy
 // and the agg read back from the L2 after the walk (notes, "Staging by fixed column groups" and
-// "The agg read back during the walk"); 139.6 us against 144.0 us with its flags behind sequentially
-// consistent fences
-// (notes, "Release and acquire flags"); 142.7 us against 148.4 us with the angles' accurate
-// sincosf (notes, "Sincos by the MUFU"; timed before angles past 2^17 went to sincosf); 147.7 us
-// against 153.9 us with every thread fencing before a flag (notes, "One
+// "The agg read back during the walk"); 139.6 us against 144.0 us with its flags behind
+// sequentially consistent fences (notes, "Release and acquire flags"); 142.7 us against 148.4 us
+// with the angles' accurate sincosf (notes, "Sincos by the MUFU"; timed before angles past 2^17
+// went to sincosf); 147.7 us against 153.9 us with every thread fencing before a flag (notes, "One
 // fence per publication"); H200: 144 us against 148 us for y stored one float at a time (notes,
 // "Paired `y` stores"); 149 us against 156 us at 3 blocks per SM (notes, "Four blocks per SM");
 // earlier 155 us against 158 us for the walk one chunk at a time (notes, "The look-back's parts, and a
@@ -338,18 +337,18 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
     {
         const long long row_prev = (long long)(b * seq_len + t0 - 1) * H + h;  // (b, t0 - 1, h)
         const int lo = t0 == 0;  // row t0 - 1 is there from the second chunk on
-        stage_rows<L + 1, NP>(wide & WIDE_N, RowRange{row_prev * N, (long long)H * N, lo, seq_len - t0 + 1, N},
-                              [&](int r, int n, long long o, bool ok, int w) {  // B rows t0-1 .. t0+L-1
-                                  copy_w(w, sm + K::OFF_B + r * K::SB + n, ok ? B + o : B, ok);
-                              });
-        stage_rows<L, NP>(wide & WIDE_N, RowRange{(row_prev + H) * N, (long long)H * N, 0, seq_len - t0, N},
-                          [&](int r, int n, long long o, bool ok, int w) {  // C rows t0 .. t0+L-1
-                              copy_w(w, rC + r * K::SB + n, ok ? C + o : C, ok);
-                          });
-        stage_rows<L + 1, PT>(wide & WIDE_P, RowRange{row_prev * P + p0, (long long)H * P, lo, seq_len - t0 + 1, P - p0},
-                              [&](int r, int p, long long o, bool ok, int w) {  // x rows t0-1 .. t0+L-1
-                                  copy_w(w, sm + K::OFF_X + r * K::SX + p, ok ? x + o : x, ok);
-                              });
+        const RowRange b_rows{row_prev * N, (long long)H * N, lo, seq_len - t0 + 1, N};  // t0-1 .. t0+L-1
+        const RowRange c_rows{(row_prev + H) * N, (long long)H * N, 0, seq_len - t0, N};   // t0 .. t0+L-1
+        const RowRange x_rows{row_prev * P + p0, (long long)H * P, lo, seq_len - t0 + 1, P - p0};  // t0-1 ..
+        stage_rows<L + 1, NP>(wide & WIDE_N, b_rows, [&](int r, int n, long long o, bool ok, int w) {
+            copy_w(w, sm + K::OFF_B + r * K::SB + n, ok ? B + o : B, ok);
+        });
+        stage_rows<L, NP>(wide & WIDE_N, c_rows, [&](int r, int n, long long o, bool ok, int w) {
+            copy_w(w, rC + r * K::SB + n, ok ? C + o : C, ok);
+        });
+        stage_rows<L + 1, PT>(wide & WIDE_P, x_rows, [&](int r, int p, long long o, bool ok, int w) {
+            copy_w(w, sm + K::OFF_X + r * K::SX + p, ok ? x + o : x, ok);
+        });
     }
     for (int f = tid; f < L; f += THREADS) {
         const bool ok = t0 + f < seq_len;
@@ -560,7 +559,8 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
 #pragma unroll
             for (int q = 0; q < K::QN; ++q)
 #pragma unroll
-                for (int half = 0; half < 2; ++half) f(k, q, half, rbs[k] * 16 + g + 8 * half, (y_nt0 + q) * 8 + 2 * tg);
+                for (int half = 0; half < 2; ++half)
+                    f(k, q, half, rbs[k] * 16 + g + 8 * half, (y_nt0 + q) * 8 + 2 * tg);
     };
 #pragma unroll
     for (int k = 0; k < K::RBW; ++k)

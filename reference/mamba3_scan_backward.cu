@@ -1,8 +1,9 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products; the adjoint carry between chunks passed by a decoupled look-back, the forward carry by
 // a kernel of its own (H100, `harness bench`: 409.6 us against 420.6 us with the staging's indices
-// computed afresh per copy (notes, "Staging by fixed column groups"); 419.4 us against 422.0 us with its flags behind
-// sequentially consistent fences (notes, "Release and acquire flags"); 418.4 us against 426.7 us
+// computed afresh per copy (notes, "Staging by fixed column groups"); 419.4 us against 422.0 us
+// with its flags behind sequentially consistent fences (notes, "Release and acquire flags");
+// 418.4 us against 426.7 us
 // with the angles' accurate sincosf (notes, "Sincos by the MUFU, timed and landed"; timed before
 // angles past 2^17 went to sincosf); 430.8 us against 450.9 us for the file before its
 // forward carry became a kernel of its own (notes, "The forward carry as a kernel of its own");
