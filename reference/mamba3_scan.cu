@@ -630,17 +630,15 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
                 if (lane == 0) misc[1] = answer;
             }
             __syncthreads();
-            if constexpr (K::AGG_IN_X) {
+            if (K::AGG_IN_X && j0 == c - 1 && has_state) {
                 // every warp's W X is done: this thread's agg from the L2 into x's rows, while the
                 // walk goes on, for the inclusive state after it
-                if (j0 == c - 1 && has_state) {
 #pragma unroll
-                    for (int q = 0; q < K::TPW; ++q) {
-                        const int f = ((s_first + q) * 32 + lane) * 4;
-                        copy16(rX + f, my_agg + f, true);
-                    }
-                    copy_commit();
+                for (int q = 0; q < K::TPW; ++q) {
+                    const int f = ((s_first + q) * 32 + lane) * 4;
+                    copy16(rX + f, my_agg + f, true);
                 }
+                copy_commit();
             }
             const unsigned answer = misc[1];
             const int depth = (int)(answer & 0xffu);
@@ -691,17 +689,14 @@ lookback_kernel(const float* __restrict__ x, const float* __restrict__ B, const 
         if (has_state) {
             const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
             float* my_incl = incl_buf + slot * K::STATE;
-            if constexpr (K::AGG_IN_X) copy_wait_all();  // this thread's own copies: no barrier
+            if (K::AGG_IN_X) copy_wait_all();  // this thread's own copies: no barrier
 #pragma unroll
             for (int q = 0; q < K::TPW; ++q) {
                 // agg back from where this thread published it: 16 registers fewer across W X and
                 // the look-back, which at 80 registers would otherwise spill
-                float4 av;
-                if constexpr (K::AGG_IN_X) {
-                    av = *reinterpret_cast<const float4*>(rX + ((s_first + q) * 32 + lane) * 4);
-                } else {
-                    av = __ldcg(reinterpret_cast<const float4*>(my_agg) + (s_first + q) * 32 + lane);
-                }
+                const float4 av = K::AGG_IN_X
+                                      ? reinterpret_cast<const float4*>(rX)[(s_first + q) * 32 + lane]
+                                      : __ldcg(reinterpret_cast<const float4*>(my_agg) + (s_first + q) * 32 + lane);
                 const float a[4] = {av.x, av.y, av.z, av.w};
                 float o[4];
 #pragma unroll
