@@ -1,7 +1,8 @@
-// The cost of one split-precision (3xTF32) 64 x 64 x 64 matrix product on an H200's tensor cores, done
-// five ways: the measurement behind the question whether the scan kernels (reference/mamba3_scan.cu,
-// reference/mamba3_scan_backward.cu) should keep their operands pre-split in shared memory. The numbers
-// go into their notes (reference/mamba3_scan.md, reference/mamba3_scan_backward.md).
+// The cost of one split-precision 64 x 64 x 64 matrix product on an H200's tensor cores, done seven ways
+// (five 3xTF32, two in halves): the measurement behind the question whether the scan kernels
+// (reference/mamba3_scan.cu, reference/mamba3_scan_backward.cu) should keep their operands pre-split in
+// shared memory, and in which precision. The numbers go into their notes (reference/mamba3_scan.md,
+// reference/mamba3_scan_backward.md).
 //
 //   nvcc -O3 -gencode=arch=compute_90a,code=sm_90a reference/tf32_product_probe.cu -o /tmp/probe && /tmp/probe
 //
@@ -29,9 +30,14 @@
 //   wgmma_two  two products a round, one per warpgroup, each a whole 64 x 64 m64n64k8 chain with A from
 //              registers: A B, and (A B)^T = B^T A^T with A as the split operand. A scan kernel has
 //              independent products to give its two warpgroups, and then loads each register operand
-//              once (the variants above load A in both warpgroups).
-// The split pass reads every element once and belongs to every product: in a scan kernel the operands
-// change every chunk. Each product starts after a barrier (the one after which a scan kernel's operands
+//              once (the variants above load A in both warpgroups);
+//   f16x2      every operand in two halves (22 significant bits, as 3xTF32's two tf32), each row of A
+//              and column of B scaled by a power of two into a half's range; a split pass writes A and
+//              B^T in halves, then mma.sync m16n8k16 (half as many mma as m16n8k8) from ldmatrix.x4;
+//   f16x2_once as f16x2, but the split pass runs once per block, when its operands are staged: the
+//              products alone, as in a kernel that writes its operands in halves in the first place.
+// The split pass reads every element once and belongs to every product (but f16x2_once's): in a scan
+// kernel the operands change every chunk. Each product starts after a barrier (the one after which a scan kernel's operands
 // are ready); the split variants add a second one after their split pass (wgmma after fence.proxy.async).
 //
 // Launch: 2048 blocks of 256 threads, SMEM_BYTES of dynamic shared memory each (two blocks per SM for
@@ -46,6 +52,7 @@
 // With TF32_PROBE_NO_MAIN defined only the device code is compiled: tests/test_floor_probe.py puts this
 // text in front of tests/emu_programs/tf32_probe_as_sgemm.cu and runs each product routine on emu as an
 // sgemm_fp32 solution (emu translates only a solution's own text, so an #include would not do).
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -68,8 +75,15 @@ constexpr int OFF_A = 0, OFF_B = PADDED_BYTES, OFF_SPLIT = 2 * PADDED_BYTES;
 constexpr int SMEM_BYTES = OFF_SPLIT + 4 * PADDED_BYTES + 1024;  // + room to align the base
 static_assert(OFF_SPLIT % 1024 == 0, "wgmma's swizzle pattern repeats every 1024 bytes from an aligned base");
 static_assert(SWIZZLED_BYTES <= PADDED_BYTES, "the swizzled arrays fit where the padded ones go");
+// f16x2: the split arrays A hi, A lo, B^T hi, B^T lo in halves, rows of 72 (144 bytes: 8 rows of 16 bytes
+// cover all 32 banks for ldmatrix), then per row of A and per column of B the inverse of its scale, and
+// the columns' maxima (float bits) while B is split.
+constexpr int F16_ROW_BYTES = (TILE + 8) * 2;
+constexpr int F16_BYTES = TILE * F16_ROW_BYTES;
+constexpr int OFF_F16_SCALES = OFF_SPLIT + 4 * F16_BYTES;
+static_assert(4 * F16_BYTES + 3 * TILE * 4 <= 4 * PADDED_BYTES, "the f16 arrays and scales fit in the split region");
 
-enum class Variant { fragments, ldmatrix, wgmma, wgmma_a_regs, wgmma_two_products };
+enum class Variant { fragments, ldmatrix, wgmma, wgmma_a_regs, wgmma_two_products, f16x2, f16x2_split_once };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ unsigned char* align_1024(unsigned char* raw) {
@@ -376,6 +390,143 @@ __device__ __forceinline__ void product_two_wgmma(float (&acc)[32], unsigned cha
     wgmma_wait_all();
 }
 
+// (f) f16x2: every operand v = (hi + lo) / s in two halves, hi = half(v s), lo = half(v s - hi), both
+// rounded to nearest: 22 significant bits, as many as 3xTF32's hi and lo, but a half's exponent spans
+// only 2^-24 .. 2^15. So each row of A and each column of B (the dimension a product does not sum
+// over) gets its own power of two s, which puts its largest |v| in [2^14, 2^15), and the sum of the
+// row's and column's products is divided by both scales at the end. A split pass writes A [m][k] and
+// B^T [n][k] in halves; the products are mma.sync m16n8k16 (twice the k of the tf32 form, so half the
+// mma: 48 per warp and product) with fragments from ldmatrix.x4, 6 per warp and k step of 16. The
+// scan kernels could fold the pass into writes they make anyway (their W, G and staged rows), which
+// f16x2_split_once measures: the pass once per block, before the rounds.
+__device__ __forceinline__ void mma_f16(float* d, const uint32_t* a, const uint32_t* b) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// The scale 2^e that puts max_abs in [2^14, 2^15) (at most 2^126, so that its inverse stays normal).
+__device__ __forceinline__ float half_scale(float max_abs) {
+    const int e = (int)(__float_as_uint(max_abs) >> 23);  // biased exponent
+    return __uint_as_float((uint32_t)min(268 - e, 253) << 23);
+}
+// Two floats (times s) as the hi and lo halves, packed two to a word (the first in the low half).
+__device__ __forceinline__ void split_half2(float a, float b, float s, uint32_t& hi, uint32_t& lo) {
+    const __half2 h = __floats2half2_rn(a * s, b * s);
+    const float2 back = __half22float2(h);
+    const __half2 l = __floats2half2_rn(a * s - back.x, b * s - back.y);
+    hi = *reinterpret_cast<const uint32_t*>(&h);
+    lo = *reinterpret_cast<const uint32_t*>(&l);
+}
+__device__ __forceinline__ uint32_t f16_offset(int row, int k) { return (uint32_t)(row * F16_ROW_BYTES + 2 * k); }
+
+// The split pass. A by 16-byte chunks, 16 threads along a row (the row's maximum by shuffles); B by the
+// 4 x 4 blocks of split_b, each column's maximum by shared-memory atomics on the floats' bits (which
+// order as unsigned integers for |v|), between barriers.
+__device__ __forceinline__ void split_f16x2(unsigned char* smem) {
+    const float* sA = reinterpret_cast<const float*>(smem + OFF_A);
+    const float* sB = reinterpret_cast<const float*>(smem + OFF_B);
+    unsigned char* out = smem + OFF_SPLIT;
+    float* inv_a = reinterpret_cast<float*>(smem + OFF_F16_SCALES);
+    float* inv_b = inv_a + TILE;
+    unsigned* col_max = reinterpret_cast<unsigned*>(inv_b + TILE);
+    const int t = threadIdx.x;
+    if (t < TILE) col_max[t] = 0u;
+#pragma unroll
+    for (int i = 0; i < TILE * TILE / 4 / THREADS; ++i) {
+        const int f = t + THREADS * i, m = f / (TILE / 4), c = f % (TILE / 4);
+        const float4 v = *reinterpret_cast<const float4*>(sA + m * STRIDE + 4 * c);
+        float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+#pragma unroll
+        for (int o = 8; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        const float s = half_scale(mx);
+        uint2 hi, lo;
+        split_half2(v.x, v.y, s, hi.x, lo.x);
+        split_half2(v.z, v.w, s, hi.y, lo.y);
+        *reinterpret_cast<uint2*>(out + f16_offset(m, 4 * c)) = hi;
+        *reinterpret_cast<uint2*>(out + F16_BYTES + f16_offset(m, 4 * c)) = lo;
+        if (c == 0) inv_a[m] = 1.f / s;
+    }
+    const int l = t % 8, p = t / 8, kb = l + 8 * (p % 2), nb = (l + p / 2) % 16;
+    float4 rows[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) rows[i] = *reinterpret_cast<const float4*>(sB + (4 * kb + i) * STRIDE + 4 * nb);
+    const float4 cols[4] = {make_float4(rows[0].x, rows[1].x, rows[2].x, rows[3].x),
+                            make_float4(rows[0].y, rows[1].y, rows[2].y, rows[3].y),
+                            make_float4(rows[0].z, rows[1].z, rows[2].z, rows[3].z),
+                            make_float4(rows[0].w, rows[1].w, rows[2].w, rows[3].w)};
+    __syncthreads();  // col_max zeroed
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const float4 v = cols[j];
+        const float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+        atomicMax(col_max + 4 * nb + j, __float_as_uint(mx));
+    }
+    __syncthreads();  // every column's maximum
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const int n = 4 * nb + j;
+        const float s = half_scale(__uint_as_float(col_max[n]));
+        uint2 hi, lo;
+        split_half2(cols[j].x, cols[j].y, s, hi.x, lo.x);
+        split_half2(cols[j].z, cols[j].w, s, hi.y, lo.y);
+        *reinterpret_cast<uint2*>(out + 2 * F16_BYTES + f16_offset(n, 4 * kb)) = hi;
+        *reinterpret_cast<uint2*>(out + 3 * F16_BYTES + f16_offset(n, 4 * kb)) = lo;
+        if (kb == 0) inv_b[n] = 1.f / s;
+    }
+}
+
+// The products from the split arrays. ldmatrix.x4 lane addresses: A's rows m0 + (lane % 16), k 0-7 for
+// lanes 0-15 and 8-15 for 16-31 (a0..a3 of m16n8k16); B^T's rows n of two 8-column tiles, k 0-7 and 8-15
+// (b0, b1 of tile 2p and of 2p + 1). Small terms in their own accumulators, as in (a).
+__device__ __forceinline__ void product_f16x2(float (&acc)[16], const unsigned char* smem) {
+    const int lane = threadIdx.x & 31;
+    const uint32_t split_s = smem_u32(smem + OFF_SPLIT);
+    const uint32_t a_lane = split_s + f16_offset(warp_row0() + (lane & 15), 8 * (lane >> 4));
+    const uint32_t b_lane =
+        split_s + 2 * F16_BYTES + f16_offset(warp_col0() + (lane & 7) + 8 * (lane >> 4), 8 * ((lane >> 3) & 1));
+    float sum[16] = {}, small[16] = {};
+#pragma unroll
+    for (int k0 = 0; k0 < TILE; k0 += 16) {
+        uint32_t ah[4], al[4];
+        ldmatrix_x4(ah, a_lane + 2 * k0);
+        ldmatrix_x4(al, a_lane + F16_BYTES + 2 * k0);
+#pragma unroll
+        for (int p = 0; p < 2; ++p) {
+            uint32_t bh[4], bl[4];
+            const uint32_t b = b_lane + f16_offset(16 * p, k0);
+            ldmatrix_x4(bh, b);
+            ldmatrix_x4(bl, b + F16_BYTES);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int q = 2 * p + h;
+                mma_f16(small + 4 * q, al, bh + 2 * h);
+                mma_f16(small + 4 * q, ah, bl + 2 * h);
+                mma_f16(sum + 4 * q, ah, bh + 2 * h);
+            }
+        }
+    }
+    const float* inv_a = reinterpret_cast<const float*>(smem + OFF_F16_SCALES);
+    const float* inv_b = inv_a + TILE;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        int row, col;
+        output_coord(i, row, col);
+        acc[i] = fmaf((sum[i] + small[i]) * inv_a[row], inv_b[col], acc[i]);
+    }
+}
+
+// Once a block's operands are staged (and a barrier has passed): f16x2_split_once's split pass. Every
+// other variant splits inside its product, every round.
+template <Variant V>
+__device__ __forceinline__ void prepare(unsigned char* smem) {
+    if constexpr (V == Variant::f16x2_split_once) {
+        split_f16x2(smem);
+        __syncthreads();
+    }
+}
+
 // One product: acc (output_coord's layout) += A B, from A at OFF_A and B at OFF_B. All 256 threads
 // call it after a barrier that follows the last writes of A and B and the previous product.
 template <Variant V>
@@ -383,6 +534,11 @@ __device__ __forceinline__ void product(float (&acc)[16], unsigned char* smem) {
     if constexpr (V == Variant::fragments) product_fragments(acc, smem);
     else if constexpr (V == Variant::ldmatrix) product_ldmatrix(acc, smem);
     else if constexpr (V == Variant::wgmma) product_wgmma(acc, smem);
+    else if constexpr (V == Variant::f16x2) {
+        split_f16x2(smem);
+        __syncthreads();
+        product_f16x2(acc, smem);
+    } else if constexpr (V == Variant::f16x2_split_once) product_f16x2(acc, smem);
     else {
         static_assert(V == Variant::wgmma_a_regs, "wgmma_two makes two products a round: product_two_wgmma");
         product_wgmma_a_regs(acc, smem);
@@ -412,6 +568,8 @@ repeated_products(const float* __restrict__ A, const float* __restrict__ B, floa
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     unsigned char* smem = align_1024(smem_raw);
     const size_t base = stage_block_operands(smem, A, B);
+    __syncthreads();
+    prepare<V>(smem);
     float sum[16] = {};
 #pragma unroll 1
     for (int rep = 0; rep < REPS; ++rep) {
@@ -498,7 +656,7 @@ using namespace tf32_probe;
 constexpr int BLOCKS = 2048;
 constexpr int REPS = 16;  // products a block at 1x
 constexpr int ELEMENTS = TILE * TILE;
-constexpr double TF32_FLOPS = 3.0 * 2 * TILE * TILE * TILE;  // tensor-core flops of one product
+constexpr double MMA_FLOPS = 3.0 * 2 * TILE * TILE * TILE;  // tensor-core flops of one product (three mma each)
 constexpr double MAX_ERROR = 1e-5;
 
 using Kernel = void (*)(const float*, const float*, float*);
@@ -588,7 +746,7 @@ int main() {
     CHECK(cudaGetDeviceProperties(&prop, 0));
     int khz = 0;
     CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
-    std::printf("%s, %d SMs, SM clock up to %d MHz; %d blocks of %d threads, %d (1x) or %d (2x) 3xTF32 products "
+    std::printf("%s, %d SMs, SM clock up to %d MHz; %d blocks of %d threads, %d (1x) or %d (2x) split products "
                 "of 64 x 64 x 64 a block\n",
                 prop.name, prop.multiProcessorCount, khz / 1000, BLOCKS, THREADS, REPS, 2 * REPS);
 
@@ -605,7 +763,8 @@ int main() {
 
     const Probe probes[] = {probe<Variant::fragments>("fragments"), probe<Variant::ldmatrix>("ldmatrix"),
                             probe<Variant::wgmma>("wgmma"), probe<Variant::wgmma_a_regs>("wgmma_a_regs"),
-                            probe<Variant::wgmma_two_products>("wgmma_two")};
+                            probe<Variant::wgmma_two_products>("wgmma_two"), probe<Variant::f16x2>("f16x2"),
+                            probe<Variant::f16x2_split_once>("f16x2_once")};
     std::printf("\n%-12s  registers  local bytes (spills)  dynamic shared  blocks/SM\n", "variant");
     for (const Probe& p : probes) {
         for (Kernel k : {p.once, p.twice})
@@ -642,10 +801,10 @@ int main() {
         const Stats one = time_launches(p.once, dA, dB, dC), two = time_launches(p.twice, dA, dB, dC);
         const double products_us = (two.median - one.median) / (REPS * p.products);
         std::printf("%-12s | 1x %7.1f us (%7.1f .. %7.1f) | 2x %7.1f us (%7.1f .. %7.1f) | %d products %6.2f us | "
-                    "one product %5.2f ns of the GPU, %6.0f ns of an SM | %4.0f TFLOP/s tf32\n",
+                    "one product %5.2f ns of the GPU, %6.0f ns of an SM | %4.0f TFLOP/s in mma\n",
                     p.name, one.median, one.minimum, one.maximum, two.median, two.minimum, two.maximum, BLOCKS,
                     products_us, products_us * 1e3 / BLOCKS, products_us * 1e3 * prop.multiProcessorCount / BLOCKS,
-                    TF32_FLOPS * BLOCKS / (products_us * 1e6));
+                    MMA_FLOPS * BLOCKS / (products_us * 1e6));
     }
     CHECK(cudaFree(dA));
     CHECK(cudaFree(dB));

@@ -2,7 +2,7 @@
 tf32_product_probe.cu, mamba3_sincos_probe.cu and the phase probes
 *_phases.cu): the command each header and the notes give must build (their
 numbers are measured on a GPU; this only keeps them buildable), and the
-product probe's five routines must compute a matrix product (on emu, as
+product probe's seven routines must compute a matrix product (on emu, as
 sgemm_fp32 solutions)."""
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def test_probe_builds_without_warnings(tmp_path, name):
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="the emu backend needs g++")
-@pytest.mark.parametrize("variant", ["fragments", "ldmatrix", "wgmma", "wgmma_a_regs", "wgmma_two_products"])
+@pytest.mark.parametrize(
+    "variant", ["fragments", "ldmatrix", "wgmma", "wgmma_a_regs", "wgmma_two_products", "f16x2", "f16x2_split_once"]
+)
 def test_product_probe_routine_passes_sgemm_on_emu(tmp_path, variant):
     # emu translates a solution's own text only, so the probe goes in whole, its lines kept for messages
     solution = tmp_path / f"tf32_probe_{variant}.cu"

@@ -13,8 +13,10 @@ __device__ void stage_slice(unsigned char* smem, const float* A, const float* B,
     __syncthreads();
     for (int f = threadIdx.x; f < TILE * TILE; f += THREADS) {
         const int r = f / TILE, c = f % TILE;
-        sA[r * STRIDE + c] = (m0 + r < M && k0 + c < K) ? A[(size_t)(m0 + r) * K + k0 + c] : 0.f;
-        sB[r * STRIDE + c] = (k0 + r < K && n0 + c < N) ? B[(size_t)(k0 + r) * N + n0 + c] : 0.f;
+        // A times 2^40 and B times 2^-40 (exact; C unchanged): magnitudes far outside a half's range, which
+        // a half-precision split has to scale back into it (f16x2), and which tf32's exponent covers
+        sA[r * STRIDE + c] = (m0 + r < M && k0 + c < K) ? A[(size_t)(m0 + r) * K + k0 + c] * 0x1p40f : 0.f;
+        sB[r * STRIDE + c] = (k0 + r < K && n0 + c < N) ? B[(size_t)(k0 + r) * N + n0 + c] * 0x1p-40f : 0.f;
     }
     __syncthreads();
 }
@@ -28,6 +30,7 @@ sgemm_tiles(const float* __restrict__ A, const float* __restrict__ B, float* __r
     float acc[16] = {};
     for (int k0 = 0; k0 < K; k0 += TILE) {
         stage_slice(smem, A, B, M, N, K, m0, n0, k0);
+        prepare<V>(smem);
         product<V>(acc, smem);
     }
     for (int i = 0; i < 16; ++i) {
