@@ -206,19 +206,27 @@ __device__ __forceinline__ void split_a(unsigned char* smem, Offset offset) {
         *reinterpret_cast<float4*>(out + ARRAY_BYTES + offset(m, c)) = low_parts(v);
     }
 }
-template <int ARRAY_BYTES, class Offset>
-__device__ __forceinline__ void split_b(unsigned char* smem, Offset offset) {
+// This thread's 4 x 4 block of B [k][n] in split_b's order, (kb, nb) = (l + 8 (p % 2), (l + p / 2) % 16),
+// l = t % 8, p = t / 8, read by rows and returned as its columns n = 4 nb + j (k = 4 kb .. 4 kb + 3).
+__device__ __forceinline__ void b_block_columns(const unsigned char* smem, int& kb, int& nb, float4 (&cols)[4]) {
     const float* sB = reinterpret_cast<const float*>(smem + OFF_B);
-    unsigned char* out = smem + OFF_SPLIT;
-    const int t = threadIdx.x;
-    const int l = t % 8, p = t / 8, kb = l + 8 * (p % 2), nb = (l + p / 2) % 16;
+    const int t = threadIdx.x, l = t % 8, p = t / 8;
+    kb = l + 8 * (p % 2);
+    nb = (l + p / 2) % 16;
     float4 rows[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) rows[i] = *reinterpret_cast<const float4*>(sB + (4 * kb + i) * STRIDE + 4 * nb);
-    const float4 cols[4] = {make_float4(rows[0].x, rows[1].x, rows[2].x, rows[3].x),
-                            make_float4(rows[0].y, rows[1].y, rows[2].y, rows[3].y),
-                            make_float4(rows[0].z, rows[1].z, rows[2].z, rows[3].z),
-                            make_float4(rows[0].w, rows[1].w, rows[2].w, rows[3].w)};
+    cols[0] = make_float4(rows[0].x, rows[1].x, rows[2].x, rows[3].x);
+    cols[1] = make_float4(rows[0].y, rows[1].y, rows[2].y, rows[3].y);
+    cols[2] = make_float4(rows[0].z, rows[1].z, rows[2].z, rows[3].z);
+    cols[3] = make_float4(rows[0].w, rows[1].w, rows[2].w, rows[3].w);
+}
+template <int ARRAY_BYTES, class Offset>
+__device__ __forceinline__ void split_b(unsigned char* smem, Offset offset) {
+    unsigned char* out = smem + OFF_SPLIT;
+    int kb, nb;
+    float4 cols[4];
+    b_block_columns(smem, kb, nb, cols);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
         const uint32_t at = offset(4 * nb + j, kb);
@@ -426,7 +434,6 @@ __device__ __forceinline__ uint32_t f16_offset(int row, int k) { return (uint32_
 // order as unsigned integers for |v|), between barriers.
 __device__ __forceinline__ void split_f16x2(unsigned char* smem) {
     const float* sA = reinterpret_cast<const float*>(smem + OFF_A);
-    const float* sB = reinterpret_cast<const float*>(smem + OFF_B);
     unsigned char* out = smem + OFF_SPLIT;
     float* inv_a = reinterpret_cast<float*>(smem + OFF_F16_SCALES);
     float* inv_b = inv_a + TILE;
@@ -448,14 +455,9 @@ __device__ __forceinline__ void split_f16x2(unsigned char* smem) {
         *reinterpret_cast<uint2*>(out + F16_BYTES + f16_offset(m, 4 * c)) = lo;
         if (c == 0) inv_a[m] = 1.f / s;
     }
-    const int l = t % 8, p = t / 8, kb = l + 8 * (p % 2), nb = (l + p / 2) % 16;
-    float4 rows[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) rows[i] = *reinterpret_cast<const float4*>(sB + (4 * kb + i) * STRIDE + 4 * nb);
-    const float4 cols[4] = {make_float4(rows[0].x, rows[1].x, rows[2].x, rows[3].x),
-                            make_float4(rows[0].y, rows[1].y, rows[2].y, rows[3].y),
-                            make_float4(rows[0].z, rows[1].z, rows[2].z, rows[3].z),
-                            make_float4(rows[0].w, rows[1].w, rows[2].w, rows[3].w)};
+    int kb, nb;
+    float4 cols[4];
+    b_block_columns(smem, kb, nb, cols);
     __syncthreads();  // col_max zeroed
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
