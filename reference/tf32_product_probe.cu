@@ -37,8 +37,9 @@
 //   f16x2_once as f16x2, but the split pass runs once per block, when its operands are staged: the
 //              products alone, as in a kernel that writes its operands in halves in the first place.
 // The split pass reads every element once and belongs to every product (but f16x2_once's): in a scan
-// kernel the operands change every chunk. Each product starts after a barrier (the one after which a scan kernel's operands
-// are ready); the split variants add a second one after their split pass (wgmma after fence.proxy.async).
+// kernel the operands change every chunk. Each product starts after a barrier (the one after which a
+// scan kernel's operands are ready); the split variants add a second one after their split pass (wgmma
+// after fence.proxy.async).
 //
 // Launch: 2048 blocks of 256 threads, SMEM_BYTES of dynamic shared memory each (two blocks per SM for
 // every variant), each block REPS rounds of its own A and B (staged once from global memory), one
@@ -406,7 +407,7 @@ __device__ __forceinline__ void product_two_wgmma(float (&acc)[32], unsigned cha
 // B^T [n][k] in halves; the products are mma.sync m16n8k16 (twice the k of the tf32 form, so half the
 // mma: 48 per warp and product) with fragments from ldmatrix.x4, 6 per warp and k step of 16. The
 // scan kernels could fold the pass into writes they make anyway (their W, G and staged rows), which
-// f16x2_split_once measures: the pass once per block, before the rounds.
+// f16x2_once (Variant::f16x2_split_once) measures: the pass once per block, before the rounds.
 __device__ __forceinline__ void mma_f16(float* d, const uint32_t* a, const uint32_t* b) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
