@@ -1,5 +1,5 @@
-// The cost of one split-precision 64 x 64 x 64 matrix product on an H200's tensor cores, done seven ways
-// (five 3xTF32, two in halves): the measurement behind the question whether the scan kernels
+// The cost of one split-precision 64 x 64 x 64 matrix product on an H200's tensor cores, done eight ways
+// (five 3xTF32, three in halves): the measurement behind the question whether the scan kernels
 // (reference/mamba3_scan.cu, reference/mamba3_scan_backward.cu) should keep their operands pre-split in
 // shared memory, and in which precision. The numbers go into their notes (reference/mamba3_scan.md,
 // reference/mamba3_scan_backward.md).
@@ -35,7 +35,9 @@
 //              and column of B scaled by a power of two into a half's range; a split pass writes A and
 //              B^T in halves, then mma.sync m16n8k16 (half as many mma as m16n8k8) from ldmatrix.x4;
 //   f16x2_once as f16x2, but the split pass runs once per block, when its operands are staged: the
-//              products alone, as in a kernel that writes its operands in halves in the first place.
+//              products alone, as in a kernel that writes its operands in halves in the first place;
+//   f16x2_regs as f16x2, but each thread's elements stay in registers from one round to the next, so
+//              that a round splits them without loading them: the conversion's own cost.
 // The split pass reads every element once and belongs to every product (but f16x2_once's): in a scan
 // kernel the operands change every chunk. Each product starts after a barrier (the one after which a
 // scan kernel's operands are ready); the split variants add a second one after their split pass (wgmma
@@ -84,7 +86,7 @@ constexpr int F16_BYTES = TILE * F16_ROW_BYTES;
 constexpr int OFF_F16_SCALES = OFF_SPLIT + 4 * F16_BYTES;
 static_assert(4 * F16_BYTES + 3 * TILE * 4 <= 4 * PADDED_BYTES, "the f16 arrays and scales fit in the split region");
 
-enum class Variant { fragments, ldmatrix, wgmma, wgmma_a_regs, wgmma_two_products, f16x2, f16x2_split_once };
+enum class Variant { fragments, ldmatrix, wgmma, wgmma_a_regs, wgmma_two_products, f16x2, f16x2_split_once, f16x2_from_registers };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ unsigned char* align_1024(unsigned char* raw) {
@@ -420,6 +422,8 @@ __device__ __forceinline__ float half_scale(float max_abs) {
     const int e = (int)(__float_as_uint(max_abs) >> 23);  // biased exponent
     return __uint_as_float((uint32_t)min(268 - e, 253) << 23);
 }
+// 1 / s for such a power of two, exactly, by its exponent (a division would add a slow path).
+__device__ __forceinline__ float half_scale_inverse(float s) { return __uint_as_float((254u << 23) - __float_as_uint(s)); }
 // Two floats (times s) as the hi and lo halves, packed two to a word (the first in the low half).
 __device__ __forceinline__ void split_half2(float a, float b, float s, uint32_t& hi, uint32_t& lo) {
     const __half2 h = __floats2half2_rn(a * s, b * s);
@@ -430,21 +434,36 @@ __device__ __forceinline__ void split_half2(float a, float b, float s, uint32_t&
 }
 __device__ __forceinline__ uint32_t f16_offset(int row, int k) { return (uint32_t)(row * F16_ROW_BYTES + 2 * k); }
 
-// The split pass. A by 16-byte chunks, 16 threads along a row (the row's maximum by shuffles); B by the
-// 4 x 4 blocks of split_b, each column's maximum by shared-memory atomics on the floats' bits (which
-// order as unsigned integers for |v|), between barriers.
-__device__ __forceinline__ void split_f16x2(unsigned char* smem) {
+// A thread's elements for the split into halves: its four 16-byte chunks of A (split_a's order: chunk
+// i of thread t is chunk (t + THREADS i) % 16 of row (t + THREADS i) / 16) and its 4 x 4 block of B.
+struct HalfSplitInput {
+    float4 a[TILE * TILE / 4 / THREADS];
+    float4 b_cols[4];
+    int kb, nb;
+};
+__device__ __forceinline__ void load_split_input(const unsigned char* smem, HalfSplitInput& in) {
     const float* sA = reinterpret_cast<const float*>(smem + OFF_A);
+#pragma unroll
+    for (int i = 0; i < TILE * TILE / 4 / THREADS; ++i) {
+        const int f = threadIdx.x + THREADS * i;
+        in.a[i] = *reinterpret_cast<const float4*>(sA + (f / (TILE / 4)) * STRIDE + 4 * (f % (TILE / 4)));
+    }
+    b_block_columns(smem, in.kb, in.nb, in.b_cols);
+}
+// The split into halves from those elements: A's rows by 16 threads each (the row's maximum by
+// shuffles), B's columns' maxima by shared-memory atomics on the floats' bits (which order as unsigned
+// integers for |v|), between barriers.
+__device__ __forceinline__ void split_f16x2_values(unsigned char* smem, const HalfSplitInput& in) {
     unsigned char* out = smem + OFF_SPLIT;
     float* inv_a = reinterpret_cast<float*>(smem + OFF_F16_SCALES);
     float* inv_b = inv_a + TILE;
     unsigned* col_max = reinterpret_cast<unsigned*>(inv_b + TILE);
-    const int t = threadIdx.x;
+    const int t = threadIdx.x, kb = in.kb, nb = in.nb;
     if (t < TILE) col_max[t] = 0u;
 #pragma unroll
     for (int i = 0; i < TILE * TILE / 4 / THREADS; ++i) {
         const int f = t + THREADS * i, m = f / (TILE / 4), c = f % (TILE / 4);
-        const float4 v = *reinterpret_cast<const float4*>(sA + m * STRIDE + 4 * c);
+        const float4 v = in.a[i];
         float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
 #pragma unroll
         for (int o = 8; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
@@ -454,15 +473,12 @@ __device__ __forceinline__ void split_f16x2(unsigned char* smem) {
         split_half2(v.z, v.w, s, hi.y, lo.y);
         *reinterpret_cast<uint2*>(out + f16_offset(m, 4 * c)) = hi;
         *reinterpret_cast<uint2*>(out + F16_BYTES + f16_offset(m, 4 * c)) = lo;
-        if (c == 0) inv_a[m] = 1.f / s;
+        if (c == 0) inv_a[m] = half_scale_inverse(s);
     }
-    int kb, nb;
-    float4 cols[4];
-    b_block_columns(smem, kb, nb, cols);
     __syncthreads();  // col_max zeroed
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-        const float4 v = cols[j];
+        const float4 v = in.b_cols[j];
         const float mx = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
         atomicMax(col_max + 4 * nb + j, __float_as_uint(mx));
     }
@@ -472,12 +488,18 @@ __device__ __forceinline__ void split_f16x2(unsigned char* smem) {
         const int n = 4 * nb + j;
         const float s = half_scale(__uint_as_float(col_max[n]));
         uint2 hi, lo;
-        split_half2(cols[j].x, cols[j].y, s, hi.x, lo.x);
-        split_half2(cols[j].z, cols[j].w, s, hi.y, lo.y);
+        split_half2(in.b_cols[j].x, in.b_cols[j].y, s, hi.x, lo.x);
+        split_half2(in.b_cols[j].z, in.b_cols[j].w, s, hi.y, lo.y);
         *reinterpret_cast<uint2*>(out + 2 * F16_BYTES + f16_offset(n, 4 * kb)) = hi;
         *reinterpret_cast<uint2*>(out + 3 * F16_BYTES + f16_offset(n, 4 * kb)) = lo;
-        if (kb == 0) inv_b[n] = 1.f / s;
+        if (kb == 0) inv_b[n] = half_scale_inverse(s);
     }
+}
+// The split pass: the elements from shared memory, then their split.
+__device__ __forceinline__ void split_f16x2(unsigned char* smem) {
+    HalfSplitInput in;
+    load_split_input(smem, in);
+    split_f16x2_values(smem, in);
 }
 
 // The products from the split arrays. ldmatrix.x4 lane addresses: A's rows m0 + (lane % 16), k 0-7 for
@@ -537,7 +559,7 @@ __device__ __forceinline__ void product(float (&acc)[16], unsigned char* smem) {
     if constexpr (V == Variant::fragments) product_fragments(acc, smem);
     else if constexpr (V == Variant::ldmatrix) product_ldmatrix(acc, smem);
     else if constexpr (V == Variant::wgmma) product_wgmma(acc, smem);
-    else if constexpr (V == Variant::f16x2) {
+    else if constexpr (V == Variant::f16x2 || V == Variant::f16x2_from_registers) {  // (one round: the same)
         split_f16x2(smem);
         __syncthreads();
         product_f16x2(acc, smem);
@@ -579,6 +601,37 @@ repeated_products(const float* __restrict__ A, const float* __restrict__ B, floa
         __syncthreads();
         float acc[16] = {};
         product<V>(acc, smem);
+#pragma unroll
+        for (int i = 0; i < 16; ++i) sum[i] += acc[i];
+    }
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        int row, col;
+        output_coord(i, row, col);
+        C[base + row * TILE + col] = sum[i];
+    }
+}
+
+// f16x2_regs: as f16x2, but each thread's elements are loaded into registers once per block, so that a
+// round's split is the conversion alone (maxima, scales, halves, their stores and barriers), as for a scan
+// kernel's operands that pass through registers anyway (those it computes, or stages through registers).
+template <int REPS>
+__global__ void __launch_bounds__(THREADS, 2)
+repeated_products_from_registers(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    unsigned char* smem = align_1024(smem_raw);
+    const size_t base = stage_block_operands(smem, A, B);
+    __syncthreads();
+    HalfSplitInput in;
+    load_split_input(smem, in);
+    float sum[16] = {};
+#pragma unroll 1
+    for (int rep = 0; rep < REPS; ++rep) {
+        __syncthreads();
+        split_f16x2_values(smem, in);
+        __syncthreads();
+        float acc[16] = {};
+        product_f16x2(acc, smem);
 #pragma unroll
         for (int i = 0; i < 16; ++i) sum[i] += acc[i];
     }
@@ -672,6 +725,8 @@ template <Variant V>
 Probe probe(const char* name) {
     if constexpr (V == Variant::wgmma_two_products)
         return {name, repeated_product_pairs<REPS>, repeated_product_pairs<2 * REPS>, 2};
+    else if constexpr (V == Variant::f16x2_from_registers)
+        return {name, repeated_products_from_registers<REPS>, repeated_products_from_registers<2 * REPS>, 1};
     else
         return {name, repeated_products<V, REPS>, repeated_products<V, 2 * REPS>, 1};
 }
@@ -767,7 +822,8 @@ int main() {
     const Probe probes[] = {probe<Variant::fragments>("fragments"), probe<Variant::ldmatrix>("ldmatrix"),
                             probe<Variant::wgmma>("wgmma"), probe<Variant::wgmma_a_regs>("wgmma_a_regs"),
                             probe<Variant::wgmma_two_products>("wgmma_two"), probe<Variant::f16x2>("f16x2"),
-                            probe<Variant::f16x2_split_once>("f16x2_once")};
+                            probe<Variant::f16x2_split_once>("f16x2_once"),
+                            probe<Variant::f16x2_from_registers>("f16x2_regs")};
     std::printf("\n%-12s  registers  local bytes (spills)  dynamic shared  blocks/SM\n", "variant");
     for (const Probe& p : probes) {
         for (Kernel k : {p.once, p.twice})
