@@ -559,7 +559,7 @@ __device__ __forceinline__ void product(float (&acc)[16], unsigned char* smem) {
     if constexpr (V == Variant::fragments) product_fragments(acc, smem);
     else if constexpr (V == Variant::ldmatrix) product_ldmatrix(acc, smem);
     else if constexpr (V == Variant::wgmma) product_wgmma(acc, smem);
-    else if constexpr (V == Variant::f16x2 || V == Variant::f16x2_from_registers) {  // (one round: the same)
+    else if constexpr (V == Variant::f16x2 || V == Variant::f16x2_from_registers) {  // (f16x2_regs in sgemm_tiles)
         split_f16x2(smem);
         __syncthreads();
         product_f16x2(acc, smem);
@@ -586,7 +586,9 @@ __device__ __forceinline__ size_t stage_block_operands(unsigned char* smem, cons
 // Block b: REPS products of its own A_b and B_b (staged once), each into its own accumulators as a scan
 // kernel's product, summed in float32 and written as C_b = REPS A_b B_b. (One accumulator for all REPS
 // would chain REPS times more tensor-core additions onto each sum, whose rounding the check would then
-// see instead of the split's.)
+// see instead of the split's.) f16x2_regs loads each thread's elements into registers once, so that a
+// round's split is the conversion alone (maxima, scales, halves, their stores and barriers), as for a scan
+// kernel's operands that pass through registers anyway (those it computes, or stages through registers).
 template <Variant V, int REPS>
 __global__ void __launch_bounds__(THREADS, 2)
 repeated_products(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
@@ -595,43 +597,21 @@ repeated_products(const float* __restrict__ A, const float* __restrict__ B, floa
     const size_t base = stage_block_operands(smem, A, B);
     __syncthreads();
     prepare<V>(smem);
-    float sum[16] = {};
-#pragma unroll 1
-    for (int rep = 0; rep < REPS; ++rep) {
-        __syncthreads();
-        float acc[16] = {};
-        product<V>(acc, smem);
-#pragma unroll
-        for (int i = 0; i < 16; ++i) sum[i] += acc[i];
-    }
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        int row, col;
-        output_coord(i, row, col);
-        C[base + row * TILE + col] = sum[i];
-    }
-}
-
-// f16x2_regs: as f16x2, but each thread's elements are loaded into registers once per block, so that a
-// round's split is the conversion alone (maxima, scales, halves, their stores and barriers), as for a scan
-// kernel's operands that pass through registers anyway (those it computes, or stages through registers).
-template <int REPS>
-__global__ void __launch_bounds__(THREADS, 2)
-repeated_products_from_registers(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
-    extern __shared__ __align__(1024) unsigned char smem_raw[];
-    unsigned char* smem = align_1024(smem_raw);
-    const size_t base = stage_block_operands(smem, A, B);
-    __syncthreads();
+    constexpr bool from_registers = V == Variant::f16x2_from_registers;
     HalfSplitInput in;
-    load_split_input(smem, in);
+    if constexpr (from_registers) load_split_input(smem, in);
     float sum[16] = {};
 #pragma unroll 1
     for (int rep = 0; rep < REPS; ++rep) {
         __syncthreads();
-        split_f16x2_values(smem, in);
-        __syncthreads();
         float acc[16] = {};
-        product_f16x2(acc, smem);
+        if constexpr (from_registers) {
+            split_f16x2_values(smem, in);
+            __syncthreads();
+            product_f16x2(acc, smem);
+        } else {
+            product<V>(acc, smem);
+        }
 #pragma unroll
         for (int i = 0; i < 16; ++i) sum[i] += acc[i];
     }
@@ -725,8 +705,6 @@ template <Variant V>
 Probe probe(const char* name) {
     if constexpr (V == Variant::wgmma_two_products)
         return {name, repeated_product_pairs<REPS>, repeated_product_pairs<2 * REPS>, 2};
-    else if constexpr (V == Variant::f16x2_from_registers)
-        return {name, repeated_products_from_registers<REPS>, repeated_products_from_registers<2 * REPS>, 1};
     else
         return {name, repeated_products<V, REPS>, repeated_products<V, 2 * REPS>, 1};
 }
