@@ -86,7 +86,16 @@ constexpr int F16_BYTES = TILE * F16_ROW_BYTES;
 constexpr int OFF_F16_SCALES = OFF_SPLIT + 4 * F16_BYTES;
 static_assert(4 * F16_BYTES + 3 * TILE * 4 <= 4 * PADDED_BYTES, "the f16 arrays and scales fit in the split region");
 
-enum class Variant { fragments, ldmatrix, wgmma, wgmma_a_regs, wgmma_two_products, f16x2, f16x2_split_once, f16x2_from_registers };
+enum class Variant {
+    fragments,
+    ldmatrix,
+    wgmma,
+    wgmma_a_regs,
+    wgmma_two_products,
+    f16x2,
+    f16x2_split_once,
+    f16x2_from_registers,
+};
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ unsigned char* align_1024(unsigned char* raw) {
@@ -407,9 +416,10 @@ __device__ __forceinline__ void product_two_wgmma(float (&acc)[32], unsigned cha
 // over) gets its own power of two s, which puts its largest |v| in [2^14, 2^15), and the sum of the
 // row's and column's products is divided by both scales at the end. A split pass writes A [m][k] and
 // B^T [n][k] in halves; the products are mma.sync m16n8k16 (twice the k of the tf32 form, so half the
-// mma: 48 per warp and product) with fragments from ldmatrix.x4, 6 per warp and k step of 16. The
-// scan kernels could fold the pass into writes they make anyway (their W, G and staged rows), which
-// f16x2_once (Variant::f16x2_split_once) measures: the pass once per block, before the rounds.
+// mma: 48 per warp and product) with fragments from ldmatrix.x4, 6 per warp and k step of 16. A scan
+// kernel would split each operand once for all the products that use it, and where its values pass
+// through registers anyway without the loads: f16x2_once (Variant::f16x2_split_once) measures the
+// products alone, f16x2_regs (Variant::f16x2_from_registers) the split without its loads.
 __device__ __forceinline__ void mma_f16(float* d, const uint32_t* a, const uint32_t* b) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -423,7 +433,9 @@ __device__ __forceinline__ float half_scale(float max_abs) {
     return __uint_as_float((uint32_t)min(268 - e, 253) << 23);
 }
 // 1 / s for such a power of two, exactly, by its exponent (a division would add a slow path).
-__device__ __forceinline__ float half_scale_inverse(float s) { return __uint_as_float((254u << 23) - __float_as_uint(s)); }
+__device__ __forceinline__ float half_scale_inverse(float s) {
+    return __uint_as_float((254u << 23) - __float_as_uint(s));
+}
 // Two floats (times s) as the hi and lo halves, packed two to a word (the first in the low half).
 __device__ __forceinline__ void split_half2(float a, float b, float s, uint32_t& hi, uint32_t& lo) {
     const __half2 h = __floats2half2_rn(a * s, b * s);
