@@ -571,13 +571,14 @@ __device__ __forceinline__ void product(float (&acc)[16], unsigned char* smem) {
     if constexpr (V == Variant::fragments) product_fragments(acc, smem);
     else if constexpr (V == Variant::ldmatrix) product_ldmatrix(acc, smem);
     else if constexpr (V == Variant::wgmma) product_wgmma(acc, smem);
-    else if constexpr (V == Variant::f16x2 || V == Variant::f16x2_from_registers) {  // (f16x2_regs in sgemm_tiles)
+    else if constexpr (V == Variant::f16x2) {
         split_f16x2(smem);
         __syncthreads();
         product_f16x2(acc, smem);
     } else if constexpr (V == Variant::f16x2_split_once) product_f16x2(acc, smem);
     else {
-        static_assert(V == Variant::wgmma_a_regs, "wgmma_two makes two products a round: product_two_wgmma");
+        static_assert(V == Variant::wgmma_a_regs, "wgmma_two (product_two_wgmma) and f16x2_regs (a branch of "
+                                                  "repeated_products) are not one-product routines");
         product_wgmma_a_regs(acc, smem);
     }
 }
