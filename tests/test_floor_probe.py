@@ -1,15 +1,17 @@
 """The measuring programs in reference/ (ssm_selective_scan_floor.cu,
-tf32_product_probe.cu, mamba3_sincos_probe.cu and the phase probes
-*_phases.cu): the command each header and the notes give must build (their
-numbers are measured on a GPU; this only keeps them buildable), and the
-product probe's seven routines must compute a matrix product (on emu, as
-sgemm_fp32 solutions)."""
+tf32_product_probe.cu, mamba3_sincos_probe.cu, mamba3_scan_bounds.cu and the
+phase probes *_phases.cu): the command each header and the notes give must
+build (their numbers are measured on a GPU; this only keeps them buildable),
+the product probe's seven routines must compute a matrix product (on emu, as
+sgemm_fp32 solutions), and mamba3_scan_bounds.py's patches must fit the
+reference as it is and build."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import importlib.util
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,7 @@ PROBES = {
     "ssm_selective_scan_floor.cu": SM_90,
     "tf32_product_probe.cu": SM_90A,
     "mamba3_sincos_probe.cu": SM_90,
+    "mamba3_scan_bounds.cu": SM_90,
 } | {p.name: SM_90 for p in sorted((REPO / "reference").glob("*_phases.cu"))}
 PRODUCT_PROBE = REPO / "reference" / "tf32_product_probe.cu"
 AS_SGEMM = REPO / "tests" / "emu_programs" / "tf32_probe_as_sgemm.cu"
@@ -60,3 +63,45 @@ def test_product_probe_routine_passes_sgemm_on_emu(tmp_path, variant):
     (result,) = evaluate_files(challenge, [solution], Plan(backend="emu", time=False), REPO)
     assert result.passed, f"{result.reason}: {result.message}"
     assert len(result.tests) == len(challenge.tests_of("example", "functional"))
+
+
+def bounds_script():
+    spec = importlib.util.spec_from_file_location("mamba3_scan_bounds", REPO / "reference" / "mamba3_scan_bounds.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks itself up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bounds_patches_each_change_the_reference_where_they_say():
+    bounds = bounds_script()
+    reference = bounds.REFERENCE.read_text()
+    for name, patch in bounds.PATCHES.items():
+        text = bounds.patched(reference, (name,))
+        for edit in patch.edits:
+            assert edit.new in text and (edit.old in edit.new or edit.old not in text), name
+    for name, patches in bounds.VARIANTS.items():
+        assert bounds.patched(reference, patches) != reference or not patches, name
+
+
+def test_bounds_patch_that_no_longer_fits_is_refused():
+    bounds = bounds_script()
+    reference = bounds.REFERENCE.read_text().replace("row_of(t) * npairs", "row_of(t) *npairs")
+    with pytest.raises(ValueError, match="patch hot_theta: its text is in the reference 0 times, not 1"):
+        bounds.patched(reference, ("hot_theta",))
+
+
+def test_bounds_most_patched_variant_builds_without_warnings(tmp_path):
+    try:
+        compiler = nvcc.find_nvcc()
+    except ToolNotFound as missing:
+        pytest.skip(str(missing))
+    bounds = bounds_script()
+    name = max(bounds.VARIANTS, key=lambda n: len(bounds.VARIANTS[n]))
+    (tmp_path / bounds.REFERENCE.name).write_text(bounds.patched(bounds.REFERENCE.read_text(), bounds.VARIANTS[name]))
+    shutil.copy(bounds.DRIVER, tmp_path)
+    shutil.copy(bounds.HELPERS, tmp_path)
+    source = tmp_path / bounds.DRIVER.name
+    command = [str(compiler), "-O3", SM_90, "-Werror", "all-warnings", str(source), "-o", str(tmp_path / "bounds")]
+    succeeded, log = nvcc.run_compiler(command, source)
+    assert succeeded, log
