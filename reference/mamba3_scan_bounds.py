@@ -1,14 +1,14 @@
-"""What bounds reference/mamba3_scan.cu: the reference timed beside copies of
-it with one part of its memory traffic or of its work taken away, at the
-official size, rounds interleaved. A copy's output is wrong by design (it
-computes on whatever its shared memory holds, or drops its stores); its time
-says what that part costs the whole kernel, and the copy with every memory
-part taken away says how long the block's own work takes with nothing to
-wait for. Each patch replaces text of the reference that must be there
-exactly as often as the patch says, so a changed reference makes this fail
-rather than time something else.
+"""What bounds reference/mamba3_scan.cu and reference/mamba3_scan_backward.cu:
+a reference timed beside copies of it with one part of its memory traffic or
+of its work taken away, at the official size, rounds interleaved. A copy's
+output is wrong by design (it computes on whatever its shared memory holds,
+or drops its stores); its time says what that part costs the whole call, and
+the copy with every memory part taken away says how long the blocks' own work
+takes with nothing to wait for. Each patch replaces text of the reference
+that must be there exactly as often as the patch says, so a changed
+reference makes this fail rather than time something else.
 
-    python3 reference/mamba3_scan_bounds.py [--rounds 2] [--ncu]   (on a machine with a GPU)
+    python3 reference/mamba3_scan_bounds.py [forward|backward] [--rounds 2] [--ncu]   (on a machine with a GPU)
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REFERENCE, DRIVER, HELPERS = HERE / "mamba3_scan.cu", HERE / "mamba3_scan_bounds.cu", HERE / "phase_stamps.cuh"
+HELPERS = HERE / "phase_stamps.cuh"
 
 
 @dataclass(frozen=True)
@@ -38,13 +38,51 @@ class Edit:
 class Patch:
     what: str  # what the copy no longer does
     edits: tuple[Edit, ...]
+    keeps: bool = False  # calls keep_alive (defined once per copy, before the subject's anchor)
 
 
-def patch(what: str, old: str, new: str, count: int = 1) -> Patch:
-    return Patch(what, (Edit(old, new, count),))
+def patch(what: str, old: str, new: str, count: int = 1, keeps: bool = False) -> Patch:
+    return Patch(what, (Edit(old, new, count),), keeps)
 
 
-PATCHES = {
+# stores only what is never computed, so that the values a dropped store took stay live
+KEEP_ALIVE = """__device__ __forceinline__ void keep_alive(float* p, float v) { if (v == 12345.f) *p = v; }
+__device__ __forceinline__ void keep_alive(float2* p, float2 v) { if (v.x == 12345.f) *p = v; }
+__device__ __forceinline__ void keep_alive(float4* p, float4 v) { if (v.x == 12345.f) *p = v; }
+"""
+# the look-back's flag test (WORD: the flag word), and as if the chunk next in the walk were
+# inclusive at the first read: one round trip of flags, no wait
+FLAG_TEST = """const bool ready = valid && (WORD >> 2) == epoch;
+const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
+const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && (WORD & 3ull) == FLAG_INCLUSIVE);"""
+FLAG_TEST_AT_ONCE = """const bool ready = valid && ((WORD >> 2) == epoch || WORD != 1ull);
+const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
+const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && ((WORD & 3ull) == FLAG_INCLUSIVE || lane == 0));"""
+THREE_MMA = """    mma_tf32(d, al, bh);
+    mma_tf32(d, ah, bl);
+    mma_tf32(d, ah, bh);"""
+
+
+def flag_test(word: str, indent: str) -> tuple[str, str]:
+    """FLAG_TEST and FLAG_TEST_AT_ONCE as a reference writes them."""
+
+    def as_in(text: str) -> str:
+        return "\n".join(indent + line for line in text.replace("WORD", word).splitlines())
+
+    return as_in(FLAG_TEST), as_in(FLAG_TEST_AT_ONCE)
+
+
+@dataclass(frozen=True)
+class Subject:
+    reference: Path
+    driver: Path
+    kernel: str  # ncu's kernel regex
+    keep_alive_anchor: str  # keep_alive goes in front of this line
+    patches: dict[str, Patch]
+    variants: dict[str, tuple[str, ...]]
+
+
+FORWARD_PATCHES = {
     "hot_theta": patch(
         "every block loads the angles of one chunk (b 0, h 0, steps 64..127): L2 hits",
         "__ldg(theta + (size_t)row_of(t) * npairs + pair)",
@@ -71,32 +109,20 @@ PATCHES = {
     ),
     "no_wait": patch(
         "the look-back reads the flags once and takes chunk c-1 as inclusive, set or not",
-        """                    const bool ready = valid && (st >> 2) == epoch;
-                    const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
-                    const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && (st & 3ull) == FLAG_INCLUSIVE);""",
-        """                    const bool ready = valid && ((st >> 2) == epoch || st != 1ull);
-                    const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
-                    const unsigned incl_mask =
-                        __ballot_sync(0xffffffffu, ready && ((st & 3ull) == FLAG_INCLUSIVE || lane == 0));""",
+        *flag_test("st", " " * 20),
     ),
     "no_y": patch(
         "y is not stored",
         "store_pair(y + (size_t)row_of(t0 + r) * P + p0 + p, v, wide & PAIR_Y, p0 + p + 1 < P);",
-        "if (v.x == 12345.f) y[0] = v.y;  // keeps the sums",
+        "keep_alive(reinterpret_cast<float2*>(y), v);",
+        keeps=True,
     ),
-    "no_publish": Patch(
+    "no_publish": patch(
         "the agg, map and inclusive states are not stored (the look-back reads stale ones)",
-        (
-            Edit("__stcg(reinterpret_cast<float4*>", "keep_alive(reinterpret_cast<float4*>", count=3),
-            # the stand-in for __stcg stores only what is never computed, so the values stay live
-            Edit(
-                "// Four blocks (32 warps) per SM",
-                "__device__ __forceinline__ void keep_alive(float4* p, float4 v) {\n"
-                "    if (v.x == 12345.f) *p = v;\n"
-                "}\n"
-                "// Four blocks (32 warps) per SM",
-            ),
-        ),
+        "__stcg(reinterpret_cast<float4*>",
+        "keep_alive(reinterpret_cast<float4*>",
+        count=3,
+        keeps=True,
     ),
     "no_lookback": patch(
         "no look-back at all: no walk, no inclusive state (G from h_in = 0)",
@@ -105,36 +131,232 @@ PATCHES = {
     ),
     "mma_one": patch(
         "each split product is one TF32 mma (ah bh) instead of three; the lo halves go unused",
-        """    mma_tf32(d, al, bh);
-    mma_tf32(d, ah, bl);
-    mma_tf32(d, ah, bh);""",
+        THREE_MMA,
         "    mma_tf32(d, ah, bh);",
     ),
     "no_products": patch(
         "no split product at all: the accumulators stay 0, and their fragment loads and splits go too",
-        """    mma_tf32(d, al, bh);
-    mma_tf32(d, ah, bl);
-    mma_tf32(d, ah, bh);""",
+        THREE_MMA,
         "    (void)d, (void)ah, (void)al, (void)bh, (void)bl;",
     ),
 }
-MEMORY_FREE = ("hot_theta", "no_stage", "no_wait", "no_y")
-IN_BLOCK = MEMORY_FREE + ("no_publish", "no_lookback")
-VARIANTS = {
-    "base": (),
-    "hot_theta": ("hot_theta",),
-    "hot_stage": ("hot_theta", "hot_stage"),
-    "no_stage": ("hot_theta", "no_stage"),
-    "no_wait": ("no_wait",),
-    "no_y": ("no_y",),
-    "no_publish": ("no_publish",),
-    "mma_one": ("mma_one",),
-    "memory_free": MEMORY_FREE,
-    "memory_free_no_publish": MEMORY_FREE + ("no_publish",),
-    "in_block": IN_BLOCK,
-    "in_block_mma_one": IN_BLOCK + ("mma_one",),
-    "in_block_no_products": IN_BLOCK + ("no_products",),
+FORWARD_MEMORY_FREE = ("hot_theta", "no_stage", "no_wait", "no_y")
+FORWARD_IN_BLOCK = FORWARD_MEMORY_FREE + ("no_publish", "no_lookback")
+FORWARD = Subject(
+    reference=HERE / "mamba3_scan.cu",
+    driver=HERE / "mamba3_scan_bounds.cu",
+    kernel="regex:lookback_kernel",
+    keep_alive_anchor="// Four blocks (32 warps) per SM",
+    patches=FORWARD_PATCHES,
+    variants={
+        "base": (),
+        "hot_theta": ("hot_theta",),
+        "hot_stage": ("hot_theta", "hot_stage"),
+        "no_stage": ("hot_theta", "no_stage"),
+        "no_wait": ("no_wait",),
+        "no_y": ("no_y",),
+        "no_publish": ("no_publish",),
+        "mma_one": ("mma_one",),
+        "memory_free": FORWARD_MEMORY_FREE,
+        "memory_free_no_publish": FORWARD_MEMORY_FREE + ("no_publish",),
+        "in_block": FORWARD_IN_BLOCK,
+        "in_block_mma_one": FORWARD_IN_BLOCK + ("mma_one",),
+        "in_block_no_products": FORWARD_IN_BLOCK + ("no_products",),
+    },
+)
+
+# The backward's patches act on its gradient kernel, state_* on its state kernel, mma_one and no_products on
+# every product
+BACKWARD_MMA = """            mma_tf32(small[q], al, bh);
+            mma_tf32(small[q], ah, bl);
+            mma_tf32(acc[q], ah, bh);"""
+BACKWARD_PATCHES = {
+    "grad_only": Patch(
+        "the state and carry kernels are not launched: the gradient kernel alone (and the head sums)",
+        (
+            Edit("        state_kernel<S, S><<<n * nc, THREADS, smem1>>>(pr, n);\n", ""),
+            Edit(
+                "        carry_kernel<<<(unsigned)((carry_threads + CARRY_THREADS - 1) / CARRY_THREADS), "
+                "CARRY_THREADS>>>(pr, n);\n",
+                "        (void)carry_threads;\n",
+            ),
+        ),
+    ),
+    "no_grad": patch(
+        "the gradient kernel is not launched: the state and carry kernels (and the head sums)",
+        "        cudaLaunchKernelEx(&cfg, grad_kernel<S, S>, pr, n);\n",
+        "",
+    ),
+    "state_only": Patch(
+        "the carry and gradient kernels are not launched: the state kernel alone (and the head sums)",
+        (
+            Edit(
+                "        carry_kernel<<<(unsigned)((carry_threads + CARRY_THREADS - 1) / CARRY_THREADS), "
+                "CARRY_THREADS>>>(pr, n);\n",
+                "        (void)carry_threads;\n",
+            ),
+            Edit("        cudaLaunchKernelEx(&cfg, grad_kernel<S, S>, pr, n);\n", ""),
+        ),
+    ),
+    "state_no_stage": patch(
+        "the state kernel stages none of x, B, theta (dt and lam it does)",
+        """    stage_rows<THREADS, L, PP>(pr.vec_p, RowRange{row0 * P, (long long)H * P, 0, T - t0, P},
+                               [&](int r, int p, long long o, bool ok, int w) {
+                                   copy_w(w, sX + r * K::SP + p, ok ? pr.x + o : pr.x, ok);
+                               });
+    stage_rows<THREADS, L, NP>(pr.vec_n, RowRange{row0 * N, (long long)H * N, 0, T - t0, N},
+                               [&](int r, int n, long long o, bool ok, int w) {
+                                   copy_w(w, sB + r * K::SN + n, ok ? pr.B + o : pr.B, ok);
+                               });
+    stage_rows<THREADS, L, K::NPP>(pr.vec_i, RowRange{row0 * npairs, (long long)H * npairs, 0, T - t0, npairs},
+                                   [&](int r, int i, long long o, bool ok, int w) {
+                                       copy_w(w, sTh + r * K::NPP + i, ok ? pr.theta + o : pr.theta, ok);
+                                   });
+""",
+        "    (void)row0;\n",
+    ),
+    "state_no_publish": Patch(
+        "the state kernel stores no R(Phi_end) Agg and no map",
+        (
+            Edit(
+                """        e0.store_cg(mine + (size_t)(2 * i) * P + p);
+        e1.store_cg(mine + (size_t)(2 * i + 1) * P + p);""",
+                """        if (e0.v[0] == 12345.f) e0.store_cg(mine + (size_t)(2 * i) * P + p);
+        if (e1.v[0] == 12345.f) e1.store_cg(mine + (size_t)(2 * i + 1) * P + p);""",
+            ),
+            Edit("__stcg(pr.maps + slot * npairs + i,", "keep_alive(pr.maps + slot * npairs + i,"),
+        ),
+        keeps=True,
+    ),
+    "hot_theta": patch(
+        "every gradient block loads the angles of one chunk (b 0, h 0, steps 64..127): L2 hits",
+        "__ldg(pr.theta + (size_t)row_of(t) * npairs + pair)",
+        "__ldg(pr.theta + (size_t)((L + t_begin + k) * H) * npairs + pair)",
+    ),
+    "no_stage_inputs": patch(
+        "x, dy, B and C are not staged at the block's start (dt, lam and the rows t0-1 are)",
+        """    stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
+        o = ok ? o : 0;
+        copy_w(w, sX + r * K::SP + p, pr.x + o, ok);
+        copy_w(w, sDY + r * K::SP + p, pr.dy + o, ok);
+    });
+    stage_rows<NT, L, NP>(pr.vec_n, RowRange{row0 * N, (long long)H * N, 0, T - t0, N},
+                          [&](int r, int n, long long o, bool ok, int w) {
+                              o = ok ? o : 0;
+                              copy_w(w, sB + r * K::SN + n, pr.B + o, ok);
+                              copy_w(w, sC + r * K::SN + n, pr.C + o, ok);
+                          });
+""",
+        "",
+    ),
+    "no_stage_gin": patch(
+        "Gin is not staged (before dCr)",
+        """        stage_rows<NT, NP, PP>(pr.vec_p, RowRange{0, P, 0, has_prev ? N : 0, P},
+                               [&](int n, int p, long long o, bool ok, int w) {
+                                   copy_w(w, sGin + n * K::SP + p, ok ? src + o : pr.incl1, ok);
+                               });
+""",
+        "        (void)src, (void)sGin;\n",
+    ),
+    "no_stage_x_again": patch(
+        "x is not staged again (before Gx)",
+        """    stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
+        copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? o : 0), ok);
+    });
+""",
+        "    (void)x_rows;\n",
+    ),
+    "no_wait": Patch(
+        "no wait for the carry kernel; the look-back reads the flags once and takes chunk c+1 as inclusive",
+        (Edit(*flag_test("s", " " * 16)), Edit("    cudaGridDependencySynchronize();\n", "")),
+    ),
+    "no_outputs": Patch(
+        "dx, dB, dC, ddt, dlam and dtheta are not stored",
+        (
+            Edit(
+                "store_pair(pr.dx + (size_t)row_of(t0 + t) * P + p, v, pr.pair_p, p + 1 < P);",
+                "keep_alive(reinterpret_cast<float2*>(pr.dx), v);",
+            ),
+            Edit(
+                "store_pair(out + (size_t)row_of(t0 + t) * N + n, v, pr.pair_n, true);",
+                "keep_alive(reinterpret_cast<float2*>(out), v);",
+            ),
+            Edit(
+                "pr.ddt[row_of(t0 + t)] = A_h * dloga + lam * dg + (1.f - lam) * abeta;",
+                "keep_alive(&pr.ddt[row_of(t0 + t)], A_h * dloga + lam * dg + (1.f - lam) * abeta);",
+            ),
+            Edit("pr.dlam[row_of(t0 + t)] = d * (dg - abeta);", "keep_alive(&pr.dlam[row_of(t0 + t)], d * (dg - abeta));"),
+            Edit(
+                "pr.dtheta[(size_t)row_of(t0 + t) * npairs + i] = s;",
+                "keep_alive(&pr.dtheta[(size_t)row_of(t0 + t) * npairs + i], s);",
+            ),
+        ),
+        keeps=True,
+    ),
+    "no_publish": Patch(
+        "BAgg, the inclusive dGin and the angles Phi_t are not stored (the readers read stale ones)",
+        (
+            Edit("__stcg(reinterpret_cast<float2*>(out)", "keep_alive(reinterpret_cast<float2*>(out)"),
+            Edit(
+                """                    b0.store_cg(incl + o0);
+                    b1.store_cg(incl + o1);""",
+                """                    if (b0.v[0] == 12345.f) b0.store_cg(incl + o0);
+                    if (b1.v[0] == 12345.f) b1.store_cg(incl + o1);""",
+            ),
+            Edit(
+                "if (pair < npairs) rot[t * npairs + pair] = make_float2(c, sn);",
+                "if (pair < npairs) keep_alive(&rot[t * npairs + pair], make_float2(c, sn));",
+            ),
+        ),
+        keeps=True,
+    ),
+    "no_lookback": patch(
+        "no look-back: no walk, no chunk-end terms, no inclusive dGin (Gfut stays 0)",
+        "    if (has_next) {\n        look_back<NT>",
+        "    if (has_next && false) {\n        look_back<NT>",
+    ),
+    "mma_one": patch(
+        "each split product is one TF32 mma (ah bh) instead of three, in every kernel",
+        BACKWARD_MMA,
+        "            mma_tf32(acc[q], ah, bh);",
+    ),
+    "no_products": patch(
+        "no split product at all, in any kernel: their fragment loads and splits go too",
+        BACKWARD_MMA,
+        "            (void)ah, (void)al, (void)bh, (void)bl;",
+    ),
 }
+BACKWARD_NO_STAGE = ("hot_theta", "no_stage_inputs", "no_stage_gin", "no_stage_x_again")
+BACKWARD_MEMORY_FREE = ("grad_only",) + BACKWARD_NO_STAGE + ("no_wait", "no_outputs")
+BACKWARD_IN_BLOCK = BACKWARD_MEMORY_FREE + ("no_publish", "no_lookback")
+BACKWARD = Subject(
+    reference=HERE / "mamba3_scan_backward.cu",
+    driver=HERE / "mamba3_scan_backward_bounds.cu",
+    kernel="regex:grad_kernel",
+    keep_alive_anchor="// Kernel 1: each chunk's share of the forward carry.",
+    patches=BACKWARD_PATCHES,
+    variants={
+        "base": (),
+        "mma_one": ("mma_one",),
+        "no_grad": ("no_grad",),
+        "grad_only": ("grad_only",),
+        "grad_hot_theta": ("grad_only", "hot_theta"),
+        "grad_no_stage_inputs": ("grad_only", "no_stage_inputs"),
+        "grad_no_stage_gin": ("grad_only", "no_stage_gin"),
+        "grad_no_stage_x_again": ("grad_only", "no_stage_x_again"),
+        "grad_no_stage": ("grad_only",) + BACKWARD_NO_STAGE,
+        "grad_no_wait": ("grad_only", "no_wait"),
+        "grad_no_outputs": ("grad_only", "no_outputs"),
+        "grad_no_publish": ("grad_only", "no_publish"),
+        "grad_memory_free": BACKWARD_MEMORY_FREE,
+        "grad_in_block": BACKWARD_IN_BLOCK,
+        "grad_in_block_mma_one": BACKWARD_IN_BLOCK + ("mma_one",),
+        "grad_in_block_no_products": BACKWARD_IN_BLOCK + ("no_products",),
+        "state_only": ("state_only",),
+        "state_in_block": ("state_only", "state_no_stage", "state_no_publish"),
+    },
+)
+SUBJECTS = {"forward": FORWARD, "backward": BACKWARD}
 NCU_METRICS = (
     "gpu__time_duration.sum",
     "smsp__inst_executed.sum",
@@ -142,26 +364,31 @@ NCU_METRICS = (
 )
 
 
-def patched(source: str, patch_names: tuple[str, ...]) -> str:
+def patched(subject: Subject, patch_names: tuple[str, ...]) -> str:
     """The reference's text with the named patches applied; ValueError if one does not fit it."""
+    source = subject.reference.read_text()
     for name in patch_names:
-        for edit in PATCHES[name].edits:
+        for edit in subject.patches[name].edits:
             found = source.count(edit.old)
             if found != edit.count:
                 raise ValueError(f"patch {name}: its text is in the reference {found} times, not {edit.count}")
             source = source.replace(edit.old, edit.new)
+    if any(subject.patches[name].keeps for name in patch_names):
+        if source.count(subject.keep_alive_anchor) != 1:
+            raise ValueError(f"keep_alive's place, {subject.keep_alive_anchor!r}, is not once in the reference")
+        source = source.replace(subject.keep_alive_anchor, KEEP_ALIVE + subject.keep_alive_anchor)
     return source
 
 
-def build(name: str, folder: Path) -> Path:
-    """The driver built against the variant's copy of the reference, in its own folder."""
+def build(subject: Subject, name: str, folder: Path) -> Path:
+    """The subject's driver built against the variant's copy of the reference, in its own folder."""
     work = folder / name
     work.mkdir()
-    (work / REFERENCE.name).write_text(patched(REFERENCE.read_text(), VARIANTS[name]))
-    shutil.copy(DRIVER, work)
+    (work / subject.reference.name).write_text(patched(subject, subject.variants[name]))
+    shutil.copy(subject.driver, work)
     shutil.copy(HELPERS, work)
     binary = work / "bounds"
-    command = ["nvcc", "-O3", "-arch=sm_90", str(work / DRIVER.name), "-o", str(binary)]
+    command = ["nvcc", "-O3", "-arch=sm_90", str(work / subject.driver.name), "-o", str(binary)]
     built = subprocess.run(command, capture_output=True, text=True)
     if built.returncode != 0:
         raise SystemExit(f"variant {name} does not build:\n{built.stderr}")
@@ -174,8 +401,8 @@ def timed(binary: Path, name: str) -> float:
     return float(out[1])
 
 
-def ncu_line(binary: Path, name: str) -> str:
-    command = ["ncu", "-k", "regex:lookback_kernel", "--launch-skip", "5", "--launch-count", "1"]
+def ncu_line(subject: Subject, binary: Path, name: str) -> str:
+    command = ["ncu", "-k", subject.kernel, "--launch-skip", "5", "--launch-count", "1"]
     command += ["--csv", "--metrics", ",".join(NCU_METRICS), str(binary), name]
     out = subprocess.run(command, capture_output=True, text=True).stdout
     values = {}
@@ -188,28 +415,31 @@ def ncu_line(binary: Path, name: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("subject", nargs="?", choices=SUBJECTS, default="forward", help="which reference")
     parser.add_argument("--rounds", type=int, default=2, help="times each variant is timed, in turn")
     parser.add_argument("--ncu", action="store_true", help="also each variant's instructions and issue rate")
     args = parser.parse_args()
+    subject = SUBJECTS[args.subject]
     with tempfile.TemporaryDirectory(prefix="mamba3-bounds-") as folder:
         with ThreadPoolExecutor() as pool:
-            binaries = dict(zip(VARIANTS, pool.map(lambda n: build(n, Path(folder)), VARIANTS)))
-        medians: dict[str, list[float]] = {name: [] for name in VARIANTS}
+            built = pool.map(lambda name: build(subject, name, Path(folder)), subject.variants)
+            binaries = dict(zip(subject.variants, built))
+        medians: dict[str, list[float]] = {name: [] for name in subject.variants}
         for _ in range(args.rounds):
             for name, binary in binaries.items():
                 medians[name].append(timed(binary, name))
         base = statistics.median(medians["base"])
-        print(f"{'variant':24} {'median us':>9} {'vs base':>8}  rounds' medians  (what it no longer does)")
+        print(f"{'variant':26} {'median us':>9} {'vs base':>8}  rounds' medians  (patches)")
         for name, values in medians.items():
             median = statistics.median(values)
             rounds = " ".join(f"{v:.1f}" for v in values)
-            print(f"{name:24} {median:9.1f} {median - base:+8.1f}  {rounds}  ({'; '.join(VARIANTS[name]) or '-'})")
+            patches = "; ".join(subject.variants[name]) or "-"
+            print(f"{name:26} {median:9.1f} {median - base:+8.1f}  {rounds}  ({patches})")
             if args.ncu:
-                print(f"{'':24} {ncu_line(binaries[name], name)}")
-        for name, variant_patch in PATCHES.items():
+                print(f"{'':26} {ncu_line(subject, binaries[name], name)}")
+        for name, variant_patch in subject.patches.items():
             print(f"  {name}: {variant_patch.what}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

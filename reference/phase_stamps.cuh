@@ -1,12 +1,14 @@
 // Shared by the phase probes in reference/ (prefix_sum_phases.cu,
 // stream_compaction_phases.cu, linear_recurrence_phases.cu,
-// mamba3_scan_backward_phases.cu, mamba3_scan_phases.cu): defines PHASE(k)
+// mamba3_scan_backward_phases.cu, mamba3_scan_phases.cu) and the bounds drivers
+// (mamba3_scan_bounds.cu, mamba3_scan_backward_bounds.cu): defines PHASE(k)
 // and PHASE_AT(k, t), which the look-back references call at the points
 // between their phases and which are empty in their normal builds, as a
 // %globaltimer stamp (ns) in slot k of every block, taken by thread 0 or by
 // thread t (the thread that ends a phase), and PHASE_VALUE(k, v), a value in
 // slot k; and the probes' timing and printing.
-// Include it before the reference.
+// The phase probes include it before the reference; the bounds drivers after it, their
+// PHASE_AT undefined first, so that the reference's marks stay empty.
 #pragma once
 
 #include <algorithm>
@@ -51,9 +53,9 @@ inline void flush_l2() {
     cudaMemsetAsync(flush, ++round & 255, flush_bytes);
 }
 
-// Median microseconds of `calls` runs of `run`, the L2 flushed before each.
+// Microseconds of `calls` runs of `run` (after 3 not counted), the L2 flushed before each, sorted.
 template <class F>
-float median_us(F run, int calls = 25) {
+std::vector<float> call_times_us(F run, int calls) {
     cudaEvent_t start, end;
     cudaEventCreate(&start), cudaEventCreate(&end);
     std::vector<float> us;
@@ -69,7 +71,25 @@ float median_us(F run, int calls = 25) {
     }
     cudaEventDestroy(start), cudaEventDestroy(end);
     std::sort(us.begin(), us.end());
+    return us;
+}
+
+// Median microseconds of `calls` runs of `run`, the L2 flushed before each.
+template <class F>
+float median_us(F run, int calls = 25) {
+    const std::vector<float> us = call_times_us(run, calls);
     return us[us.size() / 2];
+}
+
+// One line for the bounds drivers (reference/mamba3_scan_bounds.py reads it): `name`, then the
+// median, first and third quartile of 80 calls in us, and the count; 1 after a CUDA error.
+template <class F>
+int print_call_times(const char* name, F run) {
+    const std::vector<float> us = call_times_us(run, 80);
+    if (cudaDeviceSynchronize() != cudaSuccess) return std::printf("%s: CUDA error\n", name), 1;
+    std::printf("%s %.2f %.2f %.2f %zu\n", name, us[us.size() / 2], us[us.size() / 4], us[us.size() * 3 / 4],
+                us.size());
+    return 0;
 }
 
 // Zeroes the stamps of `blocks` blocks: a block that leaves a phase out (an

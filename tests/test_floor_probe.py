@@ -1,13 +1,15 @@
 """The measuring programs in reference/ (ssm_selective_scan_floor.cu,
-tf32_product_probe.cu, mamba3_sincos_probe.cu, mamba3_scan_bounds.cu and the
-phase probes *_phases.cu): the command each header and the notes give must
-build (their numbers are measured on a GPU; this only keeps them buildable),
-the product probe's seven routines must compute a matrix product (on emu, as
-sgemm_fp32 solutions), and mamba3_scan_bounds.py's patches must fit the
-reference as it is and build."""
+tf32_product_probe.cu, mamba3_sincos_probe.cu, the bounds drivers
+mamba3_scan*_bounds.cu and the phase probes *_phases.cu): the command each
+header and the notes give must build (their numbers are measured on a GPU;
+this only keeps them buildable), the product probe's seven routines must
+compute a matrix product (on emu, as sgemm_fp32 solutions), and the patches
+of mamba3_scan_bounds.py must fit the references as they are, change them,
+and build."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import shutil
 import sys
@@ -29,6 +31,7 @@ PROBES = {
     "tf32_product_probe.cu": SM_90A,
     "mamba3_sincos_probe.cu": SM_90,
     "mamba3_scan_bounds.cu": SM_90,
+    "mamba3_scan_backward_bounds.cu": SM_90,
 } | {p.name: SM_90 for p in sorted((REPO / "reference").glob("*_phases.cu"))}
 PRODUCT_PROBE = REPO / "reference" / "tf32_product_probe.cu"
 AS_SGEMM = REPO / "tests" / "emu_programs" / "tf32_probe_as_sgemm.cu"
@@ -68,40 +71,47 @@ def test_product_probe_routine_passes_sgemm_on_emu(tmp_path, variant):
 def bounds_script():
     spec = importlib.util.spec_from_file_location("mamba3_scan_bounds", REPO / "reference" / "mamba3_scan_bounds.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks itself up there
+    sys.modules[spec.name] = module  # its dataclasses look themselves up there
     spec.loader.exec_module(module)
     return module
 
 
-def test_bounds_patches_each_change_the_reference_where_they_say():
-    bounds = bounds_script()
-    reference = bounds.REFERENCE.read_text()
-    for name, patch in bounds.PATCHES.items():
-        text = bounds.patched(reference, (name,))
+BOUNDS = bounds_script()
+
+
+@pytest.mark.parametrize("subject", BOUNDS.SUBJECTS)
+def test_bounds_patches_each_change_the_reference_where_they_say(subject):
+    subject = BOUNDS.SUBJECTS[subject]
+    reference = subject.reference.read_text()
+    for name, patch in subject.patches.items():
+        text = BOUNDS.patched(subject, (name,))
         for edit in patch.edits:
             assert edit.new in text and (edit.old in edit.new or edit.old not in text), name
-    for name, patches in bounds.VARIANTS.items():
-        assert bounds.patched(reference, patches) != reference or not patches, name
+        assert ("keep_alive(float4* p" in text) == patch.keeps, name
+    for name, patches in subject.variants.items():
+        assert (BOUNDS.patched(subject, patches) != reference) == bool(patches), name
 
 
-def test_bounds_patch_that_no_longer_fits_is_refused():
-    bounds = bounds_script()
-    reference = bounds.REFERENCE.read_text().replace("row_of(t) * npairs", "row_of(t) *npairs")
+def test_bounds_patch_that_no_longer_fits_is_refused(tmp_path):
+    changed = tmp_path / "mamba3_scan.cu"
+    changed.write_text(BOUNDS.FORWARD.reference.read_text().replace("row_of(t) * npairs", "row_of(t) *npairs"))
+    subject = dataclasses.replace(BOUNDS.FORWARD, reference=changed)
     with pytest.raises(ValueError, match="patch hot_theta: its text is in the reference 0 times, not 1"):
-        bounds.patched(reference, ("hot_theta",))
+        BOUNDS.patched(subject, ("hot_theta",))
 
 
-def test_bounds_most_patched_variant_builds_without_warnings(tmp_path):
+@pytest.mark.parametrize("subject", BOUNDS.SUBJECTS)
+def test_bounds_most_patched_variant_builds_without_warnings(tmp_path, subject):
     try:
         compiler = nvcc.find_nvcc()
     except ToolNotFound as missing:
         pytest.skip(str(missing))
-    bounds = bounds_script()
-    name = max(bounds.VARIANTS, key=lambda n: len(bounds.VARIANTS[n]))
-    (tmp_path / bounds.REFERENCE.name).write_text(bounds.patched(bounds.REFERENCE.read_text(), bounds.VARIANTS[name]))
-    shutil.copy(bounds.DRIVER, tmp_path)
-    shutil.copy(bounds.HELPERS, tmp_path)
-    source = tmp_path / bounds.DRIVER.name
+    subject = BOUNDS.SUBJECTS[subject]
+    name = max(subject.variants, key=lambda n: len(subject.variants[n]))
+    (tmp_path / subject.reference.name).write_text(BOUNDS.patched(subject, subject.variants[name]))
+    shutil.copy(subject.driver, tmp_path)
+    shutil.copy(BOUNDS.HELPERS, tmp_path)
+    source = tmp_path / subject.driver.name
     command = [str(compiler), "-O3", SM_90, "-Werror", "all-warnings", str(source), "-o", str(tmp_path / "bounds")]
     succeeded, log = nvcc.run_compiler(command, source)
     assert succeeded, log
