@@ -36,13 +36,14 @@ class Edit:
 
 @dataclass(frozen=True)
 class Patch:
-    what: str  # what the copy no longer does
+    what: str  # what the copy no longer does, or does instead
     edits: tuple[Edit, ...]
-    keeps: bool = False  # calls keep_alive (defined once per copy, before the subject's anchor)
+    prelude: str = ""  # device code the edits call: once per copy, in front of the subject's anchor line
+    sm_90a: bool = False  # the copy needs the architecture-specific target (wgmma)
 
 
-def patch(what: str, old: str, new: str, count: int = 1, keeps: bool = False) -> Patch:
-    return Patch(what, (Edit(old, new, count),), keeps)
+def patch(what: str, old: str, new: str, count: int = 1, prelude: str = "") -> Patch:
+    return Patch(what, (Edit(old, new, count),), prelude)
 
 
 # stores only what is never computed, so that the values a dropped store took stay live
@@ -58,6 +59,41 @@ const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && (WORD & 3ull) == 
 FLAG_TEST_AT_ONCE = """const bool ready = valid && ((WORD >> 2) == epoch || WORD != 1ull);
 const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
 const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && ((WORD & 3ull) == FLAG_INCLUSIVE || lane == 0));"""
+# the tensor work of one 64 x 64 x 64 3xTF32 product on wgmma (8 k steps of three m64n32k8 per
+# warpgroup, the 128-byte-swizzled K-major layout of reference/tf32_product_probe.cu), its operands
+# whatever the first 32 KB of the block's shared memory hold: no split pass, no layout, only the
+# tensor pipe's time and the warpgroup's wait for it
+WGMMA_STAND_IN = r"""__device__ __forceinline__ void stand_in_m64n32k8(float (&d)[16], uint64_t desc_a, uint64_t desc_b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1;\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(desc_a), "l"(desc_b));
+}
+__device__ __forceinline__ uint64_t stand_in_descriptor(uint32_t start) {
+    return (uint64_t)((start & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | 1ull << 62;
+}
+__device__ __forceinline__ float wgmma_stand_in(const float* sm) {
+    float acc[16] = {};
+    const uint32_t base = smem_addr(sm);
+    const uint64_t a = stand_in_descriptor(base);
+    const uint64_t b = stand_in_descriptor(base + 16384 + __shfl_sync(0xffffffffu, threadIdx.x / 128, 0) * 4096);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+        const uint32_t k = ((s / 4) * 8192 + (s % 4) * 32) / 16;
+        stand_in_m64n32k8(acc, a + k, b + k);
+        stand_in_m64n32k8(acc, a + k, b + k);
+        stand_in_m64n32k8(acc, a + k, b + k);
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) sum += acc[i];
+    return sum;
+}
+"""
 THREE_MMA = """    mma_tf32(d, al, bh);
     mma_tf32(d, ah, bl);
     mma_tf32(d, ah, bh);"""
@@ -77,7 +113,7 @@ class Subject:
     reference: Path
     driver: Path
     kernel: str  # ncu's kernel regex
-    keep_alive_anchor: str  # keep_alive goes in front of this line
+    prelude_anchor: str  # the patches' device code goes in front of this line
     patches: dict[str, Patch]
     variants: dict[str, tuple[str, ...]]
 
@@ -115,14 +151,14 @@ FORWARD_PATCHES = {
         "y is not stored",
         "store_pair(y + (size_t)row_of(t0 + r) * P + p0 + p, v, wide & PAIR_Y, p0 + p + 1 < P);",
         "keep_alive(reinterpret_cast<float2*>(y), v);",
-        keeps=True,
+        prelude=KEEP_ALIVE,
     ),
     "no_publish": patch(
         "the agg, map and inclusive states are not stored (the look-back reads stale ones)",
         "__stcg(reinterpret_cast<float4*>",
         "keep_alive(reinterpret_cast<float4*>",
         count=3,
-        keeps=True,
+        prelude=KEEP_ALIVE,
     ),
     "no_lookback": patch(
         "no look-back at all: no walk, no inclusive state (G from h_in = 0)",
@@ -139,6 +175,47 @@ FORWARD_PATCHES = {
         THREE_MMA,
         "    (void)d, (void)ah, (void)al, (void)bh, (void)bl;",
     ),
+    "wgmma_products": Patch(
+        "each of the four products also runs as 24 wgmma m64n32k8 per warpgroup on whatever shared memory "
+        "holds (with no_products: the products' tensor work on wgmma, without their split passes)",
+        (
+            Edit(
+                """                mma3(sacc[q], ah, al, bh2, bl2);
+            }
+        }
+    }
+    __syncthreads();
+""",
+                """                mma3(sacc[q], ah, al, bh2, bl2);
+            }
+        }
+    }
+    sacc[0][0] += wgmma_stand_in(sm);
+    __syncthreads();
+""",
+            ),
+            Edit(
+                "    // skip x now, while x is in shared memory",
+                "    yacc[0][0][0] += wgmma_stand_in(sm);\n    // skip x now, while x is in shared memory",
+            ),
+            Edit(
+                """        const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
+        const float w_prev = d_end * bn0;""",
+                """        agg[0][0] += wgmma_stand_in(sm);
+        const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
+        const float w_prev = d_end * bn0;""",
+            ),
+            Edit(
+                """    each_output_pair([&](int k, int q, int half, int r, int p) {
+        if (t0 + r >= seq_len""",
+                """    yacc[0][0][0] += wgmma_stand_in(sm);
+    each_output_pair([&](int k, int q, int half, int r, int p) {
+        if (t0 + r >= seq_len""",
+            ),
+        ),
+        prelude=WGMMA_STAND_IN,
+        sm_90a=True,
+    ),
 }
 FORWARD_MEMORY_FREE = ("hot_theta", "no_stage", "no_wait", "no_y")
 FORWARD_IN_BLOCK = FORWARD_MEMORY_FREE + ("no_publish", "no_lookback")
@@ -146,7 +223,7 @@ FORWARD = Subject(
     reference=HERE / "mamba3_scan.cu",
     driver=HERE / "mamba3_scan_bounds.cu",
     kernel="regex:lookback_kernel",
-    keep_alive_anchor="// Four blocks (32 warps) per SM",
+    prelude_anchor="// Four blocks (32 warps) per SM",
     patches=FORWARD_PATCHES,
     variants={
         "base": (),
@@ -162,6 +239,8 @@ FORWARD = Subject(
         "in_block": FORWARD_IN_BLOCK,
         "in_block_mma_one": FORWARD_IN_BLOCK + ("mma_one",),
         "in_block_no_products": FORWARD_IN_BLOCK + ("no_products",),
+        "in_block_wgmma": FORWARD_IN_BLOCK + ("no_products", "wgmma_products"),
+        "wgmma": ("no_products", "wgmma_products"),
     },
 )
 
@@ -226,7 +305,7 @@ BACKWARD_PATCHES = {
             ),
             Edit("__stcg(pr.maps + slot * npairs + i,", "keep_alive(pr.maps + slot * npairs + i,"),
         ),
-        keeps=True,
+        prelude=KEEP_ALIVE,
     ),
     "hot_theta": patch(
         "every gradient block loads the angles of one chunk (b 0, h 0, steps 64..127): L2 hits",
@@ -291,7 +370,7 @@ BACKWARD_PATCHES = {
                 "keep_alive(&pr.dtheta[(size_t)row_of(t0 + t) * npairs + i], s);",
             ),
         ),
-        keeps=True,
+        prelude=KEEP_ALIVE,
     ),
     "no_publish": Patch(
         "BAgg, the inclusive dGin and the angles Phi_t are not stored (the readers read stale ones)",
@@ -308,7 +387,7 @@ BACKWARD_PATCHES = {
                 "if (pair < npairs) keep_alive(&rot[t * npairs + pair], make_float2(c, sn));",
             ),
         ),
-        keeps=True,
+        prelude=KEEP_ALIVE,
     ),
     "no_lookback": patch(
         "no look-back: no walk, no chunk-end terms, no inclusive dGin (Gfut stays 0)",
@@ -333,7 +412,7 @@ BACKWARD = Subject(
     reference=HERE / "mamba3_scan_backward.cu",
     driver=HERE / "mamba3_scan_backward_bounds.cu",
     kernel="regex:grad_kernel",
-    keep_alive_anchor="// Kernel 1: each chunk's share of the forward carry.",
+    prelude_anchor="// Kernel 1: each chunk's share of the forward carry.",
     patches=BACKWARD_PATCHES,
     variants={
         "base": (),
@@ -373,11 +452,19 @@ def patched(subject: Subject, patch_names: tuple[str, ...]) -> str:
             if found != edit.count:
                 raise ValueError(f"patch {name}: its text is in the reference {found} times, not {edit.count}")
             source = source.replace(edit.old, edit.new)
-    if any(subject.patches[name].keeps for name in patch_names):
-        if source.count(subject.keep_alive_anchor) != 1:
-            raise ValueError(f"keep_alive's place, {subject.keep_alive_anchor!r}, is not once in the reference")
-        source = source.replace(subject.keep_alive_anchor, KEEP_ALIVE + subject.keep_alive_anchor)
+    preludes = dict.fromkeys(subject.patches[name].prelude for name in patch_names if subject.patches[name].prelude)
+    if preludes:
+        if source.count(subject.prelude_anchor) != 1:
+            raise ValueError(f"the preludes' place, {subject.prelude_anchor!r}, is not once in the reference")
+        source = source.replace(subject.prelude_anchor, "".join(preludes) + subject.prelude_anchor)
     return source
+
+
+def target(subject: Subject, patch_names: tuple[str, ...]) -> str:
+    """nvcc's target for a copy: sm_90, or sm_90a alone where a patch uses wgmma."""
+    if any(subject.patches[name].sm_90a for name in patch_names):
+        return "-gencode=arch=compute_90a,code=sm_90a"
+    return "-arch=sm_90"
 
 
 def build(subject: Subject, name: str, folder: Path) -> Path:
@@ -388,7 +475,7 @@ def build(subject: Subject, name: str, folder: Path) -> Path:
     shutil.copy(subject.driver, work)
     shutil.copy(HELPERS, work)
     binary = work / "bounds"
-    command = ["nvcc", "-O3", "-arch=sm_90", str(work / subject.driver.name), "-o", str(binary)]
+    command = ["nvcc", "-O3", target(subject, subject.variants[name]), str(work / subject.driver.name), "-o", str(binary)]
     built = subprocess.run(command, capture_output=True, text=True)
     if built.returncode != 0:
         raise SystemExit(f"variant {name} does not build:\n{built.stderr}")
