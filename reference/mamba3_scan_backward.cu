@@ -1,6 +1,8 @@
 // mamba3_scan_backward reference: chunked (SSD-style) on tensor cores with split-precision (3xTF32)
 // products; the adjoint carry between chunks passed by a decoupled look-back, the forward carry by
-// a kernel of its own (H100, `harness bench`: 409.6 us against 420.6 us with the staging's indices
+// a kernel of its own (H100, `harness bench`: 406.4 us against 409.1 us with Gin and the second x
+// staged after the dx and dC stores instead of in flight under them (notes, "What bounds this design");
+// 409.6 us against 420.6 us with the staging's indices
 // computed afresh per copy (notes, "Staging by fixed column groups"); 419.4 us against 422.0 us
 // with its flags behind sequentially consistent fences (notes, "Release and acquire flags");
 // 418.4 us against 426.7 us
@@ -1124,19 +1126,38 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     auto gf_at = [&](int n, int p) { return K::STAGE || (n < N && p < P) ? gf[n * gld + p] : 0.f; };
     auto gin_at = [&](int n, int p) { return K::STAGE || (n < N && p < P) ? gin[n * gld + p] : 0.f; };
 
-    // ---- dx = e Xb + (skip - bn_next BC) dy,  Xb = (Dec Q)^T dY + decend (Bg Gfut)
+    // ---- dx = e Xb + (skip - bn_next BC) dy,  Xb = (Dec Q)^T dY + decend (Bg Gfut): every warp's
+    // products, then Gin's staging into M1 (Dec Q is done with), in flight while the warps store dx
+    // (staged after the stores, Gin cost 2.1 us of waiting: notes, "What bounds this design")
     {
         const float skip_h = pr.skip[h];
-        constexpr int GT = PP / 8 / TPAIR;
-        for (int j = warp; j < 4 * GT; j += NW) {
-            const int m0 = (j / GT) * 16, n0 = (j % GT) * 8 * TPAIR;
-            if (n0 >= P) continue;
-            float acc[TPAIR][4] = {};
-            mma_tiles(acc, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
+        constexpr int GT = PP / 8 / TPAIR, JX = (4 * GT + NW - 1) / NW;  // tile groups, per warp
+        float acc[JX][TPAIR][4] = {};
+        auto each_dx_group = [&](auto&& body) {
+#pragma unroll
+            for (int jj = 0; jj < JX; ++jj) {
+                const int j = warp + jj * NW, m0 = (j / GT) * 16, n0 = (j % GT) * 8 * TPAIR;
+                if (j < 4 * GT && n0 < P) body(acc[jj], m0, n0);
+            }
+        };
+        each_dx_group([&](float (&a)[TPAIR][4], int m0, int n0) {
+            mma_tiles(a, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
                       [&](int s, int p) { return sDY[s * K::SP + p]; });
             if (has_next)
-                mma_tiles(acc, m0, n0, 0, Nk, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
+                mma_tiles(a, m0, n0, 0, Nk, [&](int t, int n) { return sB[t * K::SN + n] * v_decend[t]; },
                           [&](int n, int p) { return gf_at(n, p); });
+        });
+        __syncthreads();  // sM1 (Dec Q) is free: Gin takes it, then dPhi
+        if (K::STAGE) {
+            const float* src = pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
+            float* sGin = sm + K::OFF_M1;
+            stage_rows<NT, NP, PP>(pr.vec_p, RowRange{0, P, 0, has_prev ? N : 0, P},
+                                   [&](int n, int p, long long o, bool ok, int w) {
+                                       copy_w(w, sGin + n * K::SP + p, ok ? src + o : pr.incl1, ok);
+                                   });
+            copy_commit();
+        }
+        each_dx_group([&](const float (&a)[TPAIR][4], int m0, int n0) {
 #pragma unroll
             for (int q = 0; q < TPAIR; ++q)
 #pragma unroll
@@ -1144,30 +1165,20 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
                     const int t = m0 + g + 8 * half, p = n0 + 8 * q + 2 * tg;
                     if (t0 + t >= T || p >= P) continue;
                     const float e = v_e[t], k = skip_h - v_bnn[t] * v_bc[t];
-                    const float2 v = make_float2(e * acc[q][2 * half] + k * sDY[t * K::SP + p],
-                                                 e * acc[q][2 * half + 1] + k * sDY[t * K::SP + p + 1]);
+                    const float2 v = make_float2(e * a[q][2 * half] + k * sDY[t * K::SP + p],
+                                                 e * a[q][2 * half + 1] + k * sDY[t * K::SP + p + 1]);
                     store_pair(pr.dx + (size_t)row_of(t0 + t) * P + p, v, pr.pair_p, p + 1 < P);
                 }
-        }
+        });
     }
-    __syncthreads();  // sM1 (Dec Q) is free: it takes dPhi below
+    if (K::STAGE) copy_wait_all();
+    __syncthreads();
     PHASE_AT(7, 0);
 
     // ---- dCr = (Dec e D) Bg + dec (dY Gin^T), then Gx = (Dec D)^T Cr + decend (X Gfut^T): the same
     // tiles in the same warps, so that each thread's share of dPhi (a term from each) stays in its
-    // registers between the two. Gin comes into M1 (Dec Q is done with) first, x back into dY's
-    // place (dCr is done with dY) between them.
-    if (K::STAGE) {
-        const float* src = pr.incl1 + (has_prev ? slot - 1 : slot) * mat;
-        float* sGin = sm + K::OFF_M1;
-        stage_rows<NT, NP, PP>(pr.vec_p, RowRange{0, P, 0, has_prev ? N : 0, P},
-                               [&](int n, int p, long long o, bool ok, int w) {
-                                   copy_w(w, sGin + n * K::SP + p, ok ? src + o : pr.incl1, ok);
-                               });
-        copy_commit();
-        copy_wait_all();
-        __syncthreads();
-    }
+    // registers between the two. x comes back into dY's place once every warp's dCr products are
+    // done with dY, in flight while the warps store dC (after the stores, it cost 9.1 us of waiting).
     constexpr int GT = NP / 8 / TPAIR, GROUPS = 4 * GT, JW = (GROUPS + NW - 1) / NW;
     // body(jj, m0, n0g) for this warp's tile groups (rows m0, columns n0g, TPAIR tiles); a group
     // is skipped by the whole warp, so that the shuffles of the epilogues stay converged
@@ -1219,31 +1230,35 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         }
     };
     float dphi[JW][TPAIR][2];  // (dcr0 cr1 - dcr1 cr0) + (dbg0 bg1 - dbg1 bg0) per (row half, tile)
-    each_group([&](int jj, int m0, int n0g) {
-        float2 turn[TPAIR][2];
-        turns_of(m0, n0g, turn);
-        float dcr[TPAIR][4] = {};
-        mma_tiles(dcr, m0, n0g, 0, m0 + 16,
-                  [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
-                  [&](int s, int n) { return sB[s * K::SN + n]; });
-        if (has_prev)
-            mma_tiles(dcr, m0, n0g, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
-                      [&](int p, int n) { return gin_at(n, p); });
-        float rs[2] = {0.f, 0.f};
-        each_element(m0, n0g, [&](int q, int half, int t, int n) {
-            const float dcr0 = dcr[q][2 * half], dcr1 = dcr[q][2 * half + 1];
-            const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
-            rs[half] += cr0 * dcr0 + cr1 * dcr1;
-            dphi[jj][q][half] = dcr0 * cr1 - dcr1 * cr0;
-            store_turned(pr.dC, t, n, turn[q][half], dcr0, dcr1);
+    {
+        float2 turn[JW][TPAIR][2];
+        float dcr[JW][TPAIR][4] = {};
+        each_group([&](int jj, int m0, int n0g) {
+            turns_of(m0, n0g, turn[jj]);
+            mma_tiles(dcr[jj], m0, n0g, 0, m0 + 16,
+                      [&](int t, int s) { return sM2[t * SL + s] * (s == t ? v_gam[s] : v_e[s]); },
+                      [&](int s, int n) { return sB[s * K::SN + n]; });
+            if (has_prev)
+                mma_tiles(dcr[jj], m0, n0g, 0, Pk, [&](int t, int p) { return sDY[t * K::SP + p] * v_dec[t]; },
+                          [&](int p, int n) { return gin_at(n, p); });
         });
-        store_row_sums(part_crdcr, m0, n0g, rs);
-    });
-    __syncthreads();  // dY and Gin are done with
-    stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
-        copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? o : 0), ok);
-    });
-    copy_commit();
+        __syncthreads();  // dY and Gin are done with
+        stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
+            copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? o : 0), ok);
+        });
+        copy_commit();
+        each_group([&](int jj, int m0, int n0g) {
+            float rs[2] = {0.f, 0.f};
+            each_element(m0, n0g, [&](int q, int half, int t, int n) {
+                const float dcr0 = dcr[jj][q][2 * half], dcr1 = dcr[jj][q][2 * half + 1];
+                const float cr0 = sC[t * K::SN + n], cr1 = sC[t * K::SN + n + 1];
+                rs[half] += cr0 * dcr0 + cr1 * dcr1;
+                dphi[jj][q][half] = dcr0 * cr1 - dcr1 * cr0;
+                store_turned(pr.dC, t, n, turn[jj][q][half], dcr0, dcr1);
+            });
+            store_row_sums(part_crdcr, m0, n0g, rs);
+        });
+    }
     copy_wait_all();
     __syncthreads();
     const float* sXg = sDY;  // x again

@@ -330,20 +330,20 @@ BACKWARD_PATCHES = {
     ),
     "no_stage_gin": patch(
         "Gin is not staged (before dCr)",
-        """        stage_rows<NT, NP, PP>(pr.vec_p, RowRange{0, P, 0, has_prev ? N : 0, P},
-                               [&](int n, int p, long long o, bool ok, int w) {
-                                   copy_w(w, sGin + n * K::SP + p, ok ? src + o : pr.incl1, ok);
-                               });
+        """            stage_rows<NT, NP, PP>(pr.vec_p, RowRange{0, P, 0, has_prev ? N : 0, P},
+                                   [&](int n, int p, long long o, bool ok, int w) {
+                                       copy_w(w, sGin + n * K::SP + p, ok ? src + o : pr.incl1, ok);
+                                   });
 """,
-        "        (void)src, (void)sGin;\n",
+        "            (void)src, (void)sGin;\n",
     ),
     "no_stage_x_again": patch(
         "x is not staged again (before Gx)",
-        """    stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
-        copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? o : 0), ok);
-    });
+        """        stage_rows<NT, L, PP>(pr.vec_p, x_rows, [&](int r, int p, long long o, bool ok, int w) {
+            copy_w(w, sDY + r * K::SP + p, pr.x + (ok ? o : 0), ok);
+        });
 """,
-        "    (void)x_rows;\n",
+        "        (void)x_rows;\n",
     ),
     "no_wait": Patch(
         "no wait for the carry kernel; the look-back reads the flags once and takes chunk c+1 as inclusive",
