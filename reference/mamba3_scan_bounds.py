@@ -58,12 +58,14 @@ const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
 const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && (WORD & 3ull) == FLAG_INCLUSIVE);"""
 FLAG_TEST_AT_ONCE = """const bool ready = valid && ((WORD >> 2) == epoch || WORD != 1ull);
 const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
-const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && ((WORD & 3ull) == FLAG_INCLUSIVE || lane == 0));"""
+const bool incl = (WORD & 3ull) == FLAG_INCLUSIVE || lane == 0;
+const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && incl);"""
 # the tensor work of one 64 x 64 x 64 3xTF32 product on wgmma (8 k steps of three m64n32k8 per
 # warpgroup, the 128-byte-swizzled K-major layout of reference/tf32_product_probe.cu), its operands
 # whatever the first 32 KB of the block's shared memory hold: no split pass, no layout, only the
 # tensor pipe's time and the warpgroup's wait for it
-WGMMA_STAND_IN = r"""__device__ __forceinline__ void stand_in_m64n32k8(float (&d)[16], uint64_t desc_a, uint64_t desc_b) {
+WGMMA_STAND_IN = r"""
+__device__ __forceinline__ void stand_in_m64n32k8(float (&d)[16], uint64_t desc_a, uint64_t desc_b) {
     asm volatile("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1;\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
@@ -364,7 +366,10 @@ BACKWARD_PATCHES = {
                 "pr.ddt[row_of(t0 + t)] = A_h * dloga + lam * dg + (1.f - lam) * abeta;",
                 "keep_alive(&pr.ddt[row_of(t0 + t)], A_h * dloga + lam * dg + (1.f - lam) * abeta);",
             ),
-            Edit("pr.dlam[row_of(t0 + t)] = d * (dg - abeta);", "keep_alive(&pr.dlam[row_of(t0 + t)], d * (dg - abeta));"),
+            Edit(
+                "pr.dlam[row_of(t0 + t)] = d * (dg - abeta);",
+                "keep_alive(&pr.dlam[row_of(t0 + t)], d * (dg - abeta));",
+            ),
             Edit(
                 "pr.dtheta[(size_t)row_of(t0 + t) * npairs + i] = s;",
                 "keep_alive(&pr.dtheta[(size_t)row_of(t0 + t) * npairs + i], s);",
@@ -475,7 +480,8 @@ def build(subject: Subject, name: str, folder: Path) -> Path:
     shutil.copy(subject.driver, work)
     shutil.copy(HELPERS, work)
     binary = work / "bounds"
-    command = ["nvcc", "-O3", target(subject, subject.variants[name]), str(work / subject.driver.name), "-o", str(binary)]
+    source = work / subject.driver.name
+    command = ["nvcc", "-O3", target(subject, subject.variants[name]), str(source), "-o", str(binary)]
     built = subprocess.run(command, capture_output=True, text=True)
     if built.returncode != 0:
         raise SystemExit(f"variant {name} does not build:\n{built.stderr}")
@@ -489,6 +495,7 @@ def timed(binary: Path, name: str) -> float:
 
 
 def ncu_line(subject: Subject, binary: Path, name: str) -> str:
+    """NCU_METRICS of one launch of the subject's kernel (its sixth), as `metric value unit`."""
     command = ["ncu", "-k", subject.kernel, "--launch-skip", "5", "--launch-count", "1"]
     command += ["--csv", "--metrics", ",".join(NCU_METRICS), str(binary), name]
     out = subprocess.run(command, capture_output=True, text=True).stdout
