@@ -8,7 +8,8 @@ takes with nothing to wait for. Each patch replaces text of the reference
 that must be there exactly as often as the patch says, so a changed
 reference makes this fail rather than time something else.
 
-    python3 reference/mamba3_scan_bounds.py [forward|backward] [--rounds 2] [--ncu]   (on a machine with a GPU)
+    python3 reference/mamba3_scan_bounds.py [forward|backward] [--rounds 2] [--ncu] [--only VARIANT ...]
+    (on a machine with a GPU; --only: that variant and base, nothing else built or timed)
 """
 
 from __future__ import annotations
@@ -512,13 +513,17 @@ def main() -> int:
     parser.add_argument("subject", nargs="?", choices=SUBJECTS, default="forward", help="which reference")
     parser.add_argument("--rounds", type=int, default=2, help="times each variant is timed, in turn")
     parser.add_argument("--ncu", action="store_true", help="also each variant's instructions and issue rate")
+    parser.add_argument("--only", action="append", default=[], metavar="VARIANT", help="time this variant and base")
     args = parser.parse_args()
     subject = SUBJECTS[args.subject]
+    unknown = [name for name in args.only if name not in subject.variants]
+    if unknown:
+        parser.error(f"no variant {', '.join(unknown)} of {args.subject}; its variants: {', '.join(subject.variants)}")
+    names = [name for name in subject.variants if not args.only or name == "base" or name in args.only]
     with tempfile.TemporaryDirectory(prefix="mamba3-bounds-") as folder:
         with ThreadPoolExecutor() as pool:
-            built = pool.map(lambda name: build(subject, name, Path(folder)), subject.variants)
-            binaries = dict(zip(subject.variants, built))
-        medians: dict[str, list[float]] = {name: [] for name in subject.variants}
+            binaries = dict(zip(names, pool.map(lambda name: build(subject, name, Path(folder)), names)))
+        medians: dict[str, list[float]] = {name: [] for name in names}
         for _ in range(args.rounds):
             for name, binary in binaries.items():
                 medians[name].append(timed(binary, name))
@@ -531,8 +536,8 @@ def main() -> int:
             print(f"{name:26} {median:9.1f} {median - base:+8.1f}  {rounds}  ({patches})")
             if args.ncu:
                 print(f"{'':26} {ncu_line(subject, binaries[name], name)}")
-        for name, variant_patch in subject.patches.items():
-            print(f"  {name}: {variant_patch.what}")
+        for patch_name in dict.fromkeys(p for name in names for p in subject.variants[name]):
+            print(f"  {patch_name}: {subject.patches[patch_name].what}")
     return 0
 
 if __name__ == "__main__":

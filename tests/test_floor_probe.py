@@ -116,3 +116,22 @@ def test_bounds_most_patched_variant_builds_without_warnings(tmp_path, subject):
     command = [str(compiler), "-O3", arch, "-Werror", "all-warnings", str(source), "-o", str(tmp_path / "bounds")]
     succeeded, log = nvcc.run_compiler(command, source)
     assert succeeded, log
+
+
+def test_bounds_only_builds_and_times_that_variant_beside_base(monkeypatch, capsys):
+    built, timed = [], []
+    monkeypatch.setattr(BOUNDS, "build", lambda subject, name, folder: built.append(name) or Path(name))
+    monkeypatch.setattr(BOUNDS, "timed", lambda binary, name: timed.append(name) or 100.0)
+    monkeypatch.setattr(sys, "argv", ["mamba3_scan_bounds.py", "backward", "--only", "grad_no_wait", "--rounds", "2"])
+    assert BOUNDS.main() == 0
+    assert sorted(built) == ["base", "grad_no_wait"]
+    assert timed == ["base", "grad_no_wait"] * 2
+    out = capsys.readouterr().out
+    assert "grad_no_wait" in out and "no_wait: no wait for the carry kernel" in out and "no_products" not in out
+
+
+def test_bounds_only_names_the_variants_when_one_is_unknown(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["mamba3_scan_bounds.py", "forward", "--only", "in_blok"])
+    with pytest.raises(SystemExit):
+        BOUNDS.main()
+    assert "no variant in_blok of forward; its variants: base, hot_theta" in capsys.readouterr().err
