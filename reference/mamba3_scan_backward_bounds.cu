@@ -12,15 +12,10 @@
 
 int main(int argc, char** argv) {
     const int batch = 2, T = 4096, H = 16, P = 64, N = 64;
-    const size_t rows = (size_t)batch * T * H;
     const Mamba3Inputs in = mamba3_inputs(batch, T, H, P, N);
-    float* dy = filled_on_device(rows * P, -1.f, 1.f, 9);
-    float *dx = filled_on_device(rows * P, 0.f, 0.f, 0), *dB = filled_on_device(rows * N, 0.f, 0.f, 0),
-          *dC = filled_on_device(rows * N, 0.f, 0.f, 0), *ddt = filled_on_device(rows, 0.f, 0.f, 0),
-          *dA = filled_on_device(H, 0.f, 0.f, 0), *dlam = filled_on_device(rows, 0.f, 0.f, 0),
-          *dtheta = filled_on_device(rows * N / 2, 0.f, 0.f, 0), *dskip = filled_on_device(H, 0.f, 0.f, 0);
+    const Mamba3Gradients gr = mamba3_gradients(batch, T, H, P, N);
     return print_call_times(argc > 1 ? argv[1] : "base", [&] {
-        solve(in.x, in.B, in.C, in.dt, in.A, in.lam, in.theta, in.skip, dy, dx, dB, dC, ddt, dA, dlam, dtheta, dskip,
-              batch, T, H, P, N);
+        solve(in.x, in.B, in.C, in.dt, in.A, in.lam, in.theta, in.skip, gr.dy, gr.dx, gr.dB, gr.dC, gr.ddt, gr.dA,
+              gr.dlam, gr.dtheta, gr.dskip, batch, T, H, P, N);
     });
 }

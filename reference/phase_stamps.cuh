@@ -161,8 +161,7 @@ inline float* filled_on_device(size_t n, float lo, float hi, unsigned seed) {
 }
 
 // The forward inputs of mamba3_scan (and of its backward) at sizes (batch, T, H, P, N), in the
-// challenge's ranges (dt > 0, A < 0, lam in [0, 1]), for mamba3_scan_phases.cu and
-// mamba3_scan_backward_phases.cu.
+// challenge's ranges (dt > 0, A < 0, lam in [0, 1]), for the phase probes and the bounds drivers.
 struct Mamba3Inputs {
     float *x, *B, *C, *dt, *A, *lam, *theta, *skip;
 };
@@ -172,4 +171,16 @@ inline Mamba3Inputs mamba3_inputs(int batch, int T, int H, int P, int N) {
             filled_on_device(rows * N, -1.f, 1.f, 3),    filled_on_device(rows, 0.001f, 0.1f, 4),
             filled_on_device(H, -4.f, -0.5f, 5),         filled_on_device(rows, 0.f, 1.f, 6),
             filled_on_device(rows * N / 2, -0.5f, 0.5f, 7), filled_on_device(H, -1.f, 1.f, 8)};
+}
+// The backward's dy (seed 9) and its gradients (zeroed), at the same sizes.
+struct Mamba3Gradients {
+    float *dy, *dx, *dB, *dC, *ddt, *dA, *dlam, *dtheta, *dskip;
+};
+inline Mamba3Gradients mamba3_gradients(int batch, int T, int H, int P, int N) {
+    const size_t rows = (size_t)batch * T * H;
+    return {filled_on_device(rows * P, -1.f, 1.f, 9),     filled_on_device(rows * P, 0.f, 0.f, 0),
+            filled_on_device(rows * N, 0.f, 0.f, 0),      filled_on_device(rows * N, 0.f, 0.f, 0),
+            filled_on_device(rows, 0.f, 0.f, 0),          filled_on_device(H, 0.f, 0.f, 0),
+            filled_on_device(rows, 0.f, 0.f, 0),          filled_on_device(rows * N / 2, 0.f, 0.f, 0),
+            filled_on_device(H, 0.f, 0.f, 0)};
 }
