@@ -255,6 +255,19 @@ __device__ __forceinline__ void mma_range(float (&acc)[4], int m0, int n0, int k
     mma_tiles<1>(reinterpret_cast<float(&)[1][4]>(acc), m0, n0, k_lo, k_hi, a_at, b_at);
 }
 
+// body(jj, m0, n0) for a warp's share of an output's groups of TPAIR side-by-side 16 x 8 tiles: group
+// j = warp + jj NW has rows from m0 = 16 (j / GT) and columns from n0 = 8 TPAIR (j % GT); a group that
+// starts at or past row `rows` or column `cols` is skipped by the whole warp, so that the shuffles of
+// the epilogues stay converged
+template <int ROW_BLOCKS, int GT, int NW, int TPAIR, class Body>
+__device__ __forceinline__ void each_tile_group(int warp, int rows, int cols, Body&& body) {
+    constexpr int GROUPS = ROW_BLOCKS * GT;
+#pragma unroll
+    for (int jj = 0; jj < (GROUPS + NW - 1) / NW; ++jj) {
+        const int j = warp + jj * NW, m0 = (j / GT) * 16, n0 = (j % GT) * 8 * TPAIR;
+        if (j < GROUPS && m0 < rows && n0 < cols) body(jj, m0, n0);
+    }
+}
 // The lower-triangle 16 x 8 tiles of an L x L matrix: 20 of them, s -> (row block, column tile).
 __device__ __forceinline__ void tri_tile(int s, int& rb, int& ct) {
     rb = s < 2 ? 0 : s < 6 ? 1 : s < 12 ? 2 : 3;
@@ -673,26 +686,21 @@ __global__ void __launch_bounds__(THREADS, NP <= 64 ? 3 : 1) state_kernel(Proble
     // (as N x P tiles, one per warp, every tile loaded and split both of its operands). Kept in
     // registers until x and B are spent.
     constexpr int NTL = (PP / 16) * (NP / 32) >= WARPS ? 4 : (PP / 16) * (NP / 16) >= WARPS ? 2 : 1;
-    constexpr int CG = NP / (8 * NTL), GROUPS = (PP / 16) * CG, GPW = (GROUPS + WARPS - 1) / WARPS;
+    constexpr int CG = NP / (8 * NTL), GPW = ((PP / 16) * CG + WARPS - 1) / WARPS;
+    auto each_agg_group = [&](auto&& body) { each_tile_group<PP / 16, CG, WARPS, NTL>(warp, P, N, body); };
     float acc[GPW][NTL][4] = {};
-#pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        const int j = warp + q * WARPS, p0 = (j / CG) * 16, n0 = (j % CG) * 8 * NTL;
-        if (j < GROUPS && p0 < P && n0 < N)
-            mma_tiles(acc[q], p0, n0, 0, L, [&](int p, int r) { return sX[r * K::SP + p]; },
-                      [&](int r, int n) { return sB[r * K::SN + n] * v_w[r]; });
-    }
+    each_agg_group([&](int q, int p0, int n0) {
+        mma_tiles(acc[q], p0, n0, 0, L, [&](int p, int r) { return sX[r * K::SP + p]; },
+                  [&](int r, int n) { return sB[r * K::SN + n] * v_w[r]; });
+    });
     __syncthreads();
+    each_agg_group([&](int q, int p0, int n0) {
 #pragma unroll
-    for (int q = 0; q < GPW; ++q) {
-        const int j = warp + q * WARPS, p0 = (j / CG) * 16, n0 = (j % CG) * 8 * NTL;
-        if (j < GROUPS && p0 < P && n0 < N)
+        for (int t = 0; t < NTL; ++t)
 #pragma unroll
-            for (int t = 0; t < NTL; ++t)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    sAgg[(n0 + 8 * t + 2 * tg + (i & 1)) * K::SP + p0 + g + (i >= 2 ? 8 : 0)] = acc[q][t][i];
-    }
+            for (int i = 0; i < 4; ++i)
+                sAgg[(n0 + 8 * t + 2 * tg + (i & 1)) * K::SP + p0 + g + (i >= 2 ? 8 : 0)] = acc[q][t][i];
+    });
     __syncthreads();
 
     // ---- publish R(Phi_end) Agg (chunk 0's is Gin(1)) and the map
@@ -1133,14 +1141,9 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
         const float skip_h = pr.skip[h];
         constexpr int GT = PP / 8 / TPAIR, JX = (4 * GT + NW - 1) / NW;  // tile groups, per warp
         float acc[JX][TPAIR][4] = {};
-        auto each_dx_group = [&](auto&& body) {
-#pragma unroll
-            for (int jj = 0; jj < JX; ++jj) {
-                const int j = warp + jj * NW, m0 = (j / GT) * 16, n0 = (j % GT) * 8 * TPAIR;
-                if (j < 4 * GT && n0 < P) body(acc[jj], m0, n0);
-            }
-        };
-        each_dx_group([&](float (&a)[TPAIR][4], int m0, int n0) {
+        auto each_dx_group = [&](auto&& body) { each_tile_group<4, GT, NW, TPAIR>(warp, L, P, body); };
+        each_dx_group([&](int jj, int m0, int n0) {
+            auto& a = acc[jj];
             mma_tiles(a, m0, n0, m0, L, [&](int t, int s) { return sM1[s * SL + t]; },
                       [&](int s, int p) { return sDY[s * K::SP + p]; });
             if (has_next)
@@ -1157,7 +1160,8 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
                                    });
             copy_commit();
         }
-        each_dx_group([&](const float (&a)[TPAIR][4], int m0, int n0) {
+        each_dx_group([&](int jj, int m0, int n0) {
+            const auto& a = acc[jj];
 #pragma unroll
             for (int q = 0; q < TPAIR; ++q)
 #pragma unroll
@@ -1179,16 +1183,9 @@ __global__ void __launch_bounds__(Cfg2<NP, PP>::THREADS, Cfg2<NP, PP>::BLOCKS_PE
     // tiles in the same warps, so that each thread's share of dPhi (a term from each) stays in its
     // registers between the two. x comes back into dY's place once every warp's dCr products are
     // done with dY, in flight while the warps store dC (after the stores, it cost 9.1 us of waiting).
-    constexpr int GT = NP / 8 / TPAIR, GROUPS = 4 * GT, JW = (GROUPS + NW - 1) / NW;
-    // body(jj, m0, n0g) for this warp's tile groups (rows m0, columns n0g, TPAIR tiles); a group
-    // is skipped by the whole warp, so that the shuffles of the epilogues stay converged
-    auto each_group = [&](auto&& body) {
-#pragma unroll
-        for (int jj = 0; jj < JW; ++jj) {
-            const int j = warp + jj * NW, m0 = (j / GT) * 16, n0g = (j % GT) * 8 * TPAIR;
-            if (j < GROUPS && n0g < N) body(jj, m0, n0g);
-        }
-    };
+    constexpr int GT = NP / 8 / TPAIR, JW = (4 * GT + NW - 1) / NW;
+    // body(jj, m0, n0g) for this warp's tile groups (rows m0, columns n0g, TPAIR tiles)
+    auto each_group = [&](auto&& body) { each_tile_group<4, GT, NW, TPAIR>(warp, L, N, body); };
     // body(q, half, t, n) for each (step, column pair) a thread holds of a group's accumulators
     auto each_element = [&](int m0, int n0g, auto&& body) {
 #pragma unroll
