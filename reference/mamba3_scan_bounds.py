@@ -61,20 +61,23 @@ FLAG_TEST_AT_ONCE = """const bool ready = valid && ((WORD >> 2) == epoch || WORD
 const unsigned ready_mask = __ballot_sync(0xffffffffu, ready);
 const bool incl = (WORD & 3ull) == FLAG_INCLUSIVE || lane == 0;
 const unsigned incl_mask = __ballot_sync(0xffffffffu, ready && incl);"""
+# a matrix descriptor for wgmma: K-major, 128-byte swizzle, 1024 bytes between groups of 8 rows
+STAND_IN_DESCRIPTOR = r"""
+__device__ __forceinline__ uint64_t stand_in_descriptor(uint32_t start) {
+    return (uint64_t)((start & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | 1ull << 62;
+}
+"""
 # the tensor work of one 64 x 64 x 64 3xTF32 product on wgmma (8 k steps of three m64n32k8 per
 # warpgroup, the 128-byte-swizzled K-major layout of reference/tf32_product_probe.cu), its operands
 # whatever the first 32 KB of the block's shared memory hold: no split pass, no layout, only the
 # tensor pipe's time and the warpgroup's wait for it
-WGMMA_STAND_IN = r"""
+WGMMA_STAND_IN = STAND_IN_DESCRIPTOR + r"""
 __device__ __forceinline__ void stand_in_m64n32k8(float (&d)[16], uint64_t desc_a, uint64_t desc_b) {
     asm volatile("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
                  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1;\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
                  : "l"(desc_a), "l"(desc_b));
-}
-__device__ __forceinline__ uint64_t stand_in_descriptor(uint32_t start) {
-    return (uint64_t)((start & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | 1ull << 62;
 }
 __device__ __forceinline__ float wgmma_stand_in(const float* sm) {
     float acc[16] = {};
@@ -97,6 +100,46 @@ __device__ __forceinline__ float wgmma_stand_in(const float* sm) {
     return sum;
 }
 """
+# the same tensor work with A from registers: per k step, each warp's 16 rows of A loaded from the first
+# 16 KB of shared memory as an mma.sync fragment and split (LOP3, FADD), then three m64n32k8 with only B
+# through a descriptor. The stand-in above reads 3 KB of operands from shared memory for each 16 clocks
+# of tensor math, more than shared memory's 128 bytes a clock give; this reads 1 KB a wgmma and A's
+# 2 KB once for three (the wgmma_a_regs of reference/tf32_product_probe.cu)
+WGMMA_STAND_IN_A_REGS = STAND_IN_DESCRIPTOR + r"""
+__device__ __forceinline__ void stand_in_m64n32k8_a_regs(float (&d)[16], const uint32_t (&a)[4], uint64_t desc_b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, "
+                 "1, 1, 1;\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+}
+__device__ __forceinline__ float wgmma_stand_in_a_regs(const float* sm) {
+    float acc[16] = {};
+    const uint64_t b = stand_in_descriptor(smem_addr(sm) + 16384 + __shfl_sync(0xffffffffu, threadIdx.x / 128, 0) * 4096);
+    const int lane = threadIdx.x & 31, row = (threadIdx.x / 32 % 4) * 16 + lane / 4, col = lane % 4;
+    uint32_t ah[2][4], al[2][4];  // two k steps' fragments: a step's wgmma read them asynchronously
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+        const int buf = s % 2;
+        if (s >= 2) asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        const float* r = sm + row * 68 + 8 * s + col;
+        const float v[4] = {r[0], r[8 * 68], r[4], r[8 * 68 + 4]};
+        split(v, ah[buf], al[buf]);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        const uint32_t k = ((s / 4) * 8192 + (s % 4) * 32) / 16;
+        stand_in_m64n32k8_a_regs(acc, al[buf], b + k);
+        stand_in_m64n32k8_a_regs(acc, ah[buf], b + k);
+        stand_in_m64n32k8_a_regs(acc, ah[buf], b + k);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) sum += acc[i];
+    return sum;
+}
+"""
 THREE_MMA = """    mma_tf32(d, al, bh);
     mma_tf32(d, ah, bl);
     mma_tf32(d, ah, bh);"""
@@ -109,6 +152,46 @@ def flag_test(word: str, indent: str) -> tuple[str, str]:
         return "\n".join(indent + line for line in text.replace("WORD", word).splitlines())
 
     return as_in(FLAG_TEST), as_in(FLAG_TEST_AT_ONCE)
+
+
+def stand_in_products(call: str) -> tuple[Edit, ...]:
+    """Edits of the forward that add `call`, a stand-in for a product, to an accumulator of each of its
+    four products (the state update, the scores, W X, the read-out) where that product is done."""
+    return (
+        Edit(
+            """                mma3(sacc[q], ah, al, bh2, bl2);
+            }
+        }
+    }
+    __syncthreads();
+""",
+            f"""                mma3(sacc[q], ah, al, bh2, bl2);
+            }}
+        }}
+    }}
+    sacc[0][0] += {call};
+    __syncthreads();
+""",
+        ),
+        Edit(
+            "    // skip x now, while x is in shared memory",
+            f"    yacc[0][0][0] += {call};\n    // skip x now, while x is in shared memory",
+        ),
+        Edit(
+            """        const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
+        const float w_prev = d_end * bn0;""",
+            f"""        agg[0][0] += {call};
+        const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
+        const float w_prev = d_end * bn0;""",
+        ),
+        Edit(
+            """    each_output_pair([&](int k, int q, int half, int r, int p) {
+        if (t0 + r >= seq_len""",
+            f"""    yacc[0][0][0] += {call};
+    each_output_pair([&](int k, int q, int half, int r, int p) {{
+        if (t0 + r >= seq_len""",
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -181,43 +264,28 @@ FORWARD_PATCHES = {
     "wgmma_products": Patch(
         "each of the four products also runs as 24 wgmma m64n32k8 per warpgroup on whatever shared memory "
         "holds (with no_products: the products' tensor work on wgmma, without their split passes)",
-        (
-            Edit(
-                """                mma3(sacc[q], ah, al, bh2, bl2);
-            }
-        }
-    }
-    __syncthreads();
-""",
-                """                mma3(sacc[q], ah, al, bh2, bl2);
-            }
-        }
-    }
-    sacc[0][0] += wgmma_stand_in(sm);
-    __syncthreads();
-""",
-            ),
-            Edit(
-                "    // skip x now, while x is in shared memory",
-                "    yacc[0][0][0] += wgmma_stand_in(sm);\n    // skip x now, while x is in shared memory",
-            ),
-            Edit(
-                """        const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
-        const float w_prev = d_end * bn0;""",
-                """        agg[0][0] += wgmma_stand_in(sm);
-        const float d_end = v_d[L - 1], co = end_c[my_pair], sn = end_s[my_pair];
-        const float w_prev = d_end * bn0;""",
-            ),
-            Edit(
-                """    each_output_pair([&](int k, int q, int half, int r, int p) {
-        if (t0 + r >= seq_len""",
-                """    yacc[0][0][0] += wgmma_stand_in(sm);
-    each_output_pair([&](int k, int q, int half, int r, int p) {
-        if (t0 + r >= seq_len""",
-            ),
-        ),
+        stand_in_products("wgmma_stand_in(sm)"),
         prelude=WGMMA_STAND_IN,
         sm_90a=True,
+    ),
+    "wgmma_a_regs_products": Patch(
+        "each of the four products also runs as 24 wgmma m64n32k8 per warpgroup with A from registers (loaded "
+        "from shared memory and split) and B on whatever shared memory holds",
+        stand_in_products("wgmma_stand_in_a_regs(sm)"),
+        prelude=WGMMA_STAND_IN_A_REGS,
+        sm_90a=True,
+    ),
+    "stagger": patch(
+        "the first wave's blocks start 6 us apart per block of an SM (blocks i, i + 132, ... share one on "
+        "132 SMs), so that the blocks of an SM do not run the same phase at the same time",
+        "    if (tid == 0) {\n        const unsigned long long tickets",
+        """    if (tid == 0) {
+        if (blockIdx.x < 4 * 132) {
+            const long long until = clock64() + (long long)(blockIdx.x / 132) * 6 * 1980;
+            while (clock64() < until) {
+            }
+        }
+        const unsigned long long tickets""",
     ),
 }
 FORWARD_MEMORY_FREE = ("hot_theta", "no_stage", "no_wait", "no_y")
@@ -243,7 +311,15 @@ FORWARD = Subject(
         "in_block_mma_one": FORWARD_IN_BLOCK + ("mma_one",),
         "in_block_no_products": FORWARD_IN_BLOCK + ("no_products",),
         "in_block_wgmma": FORWARD_IN_BLOCK + ("no_products", "wgmma_products"),
+        "in_block_wgmma_a_regs": FORWARD_IN_BLOCK + ("no_products", "wgmma_a_regs_products"),
         "wgmma": ("no_products", "wgmma_products"),
+        "wgmma_a_regs": ("no_products", "wgmma_a_regs_products"),
+        "no_products": ("no_products",),
+        "memory_free_wgmma_a_regs": FORWARD_MEMORY_FREE + ("no_products", "wgmma_a_regs_products"),
+        "stagger": ("stagger",),
+        "in_block_stagger": FORWARD_IN_BLOCK + ("stagger",),
+        "in_block_no_products_stagger": FORWARD_IN_BLOCK + ("no_products", "stagger"),
+        "in_block_wgmma_a_regs_stagger": FORWARD_IN_BLOCK + ("no_products", "wgmma_a_regs_products", "stagger"),
     },
 )
 
@@ -423,6 +499,7 @@ BACKWARD = Subject(
     variants={
         "base": (),
         "mma_one": ("mma_one",),
+        "no_products": ("no_products",),
         "no_grad": ("no_grad",),
         "grad_only": ("grad_only",),
         "grad_hot_theta": ("grad_only", "hot_theta"),

@@ -100,14 +100,30 @@ def test_bounds_patch_that_no_longer_fits_is_refused(tmp_path):
         BOUNDS.patched(subject, ("hot_theta",))
 
 
-@pytest.mark.parametrize("subject", BOUNDS.SUBJECTS)
-def test_bounds_most_patched_variant_builds_without_warnings(tmp_path, subject):
+def variants_to_build(subject) -> list[str]:
+    """The most patched variant, and for each patch with device code of its own (a prelude) the most
+    patched variant that uses it: every patch and every prelude gets built at least once."""
+    def most_patched(names):
+        return max(names, key=lambda n: len(subject.variants[n]))
+
+    names = {most_patched(subject.variants)}
+    for patch_name, patch in subject.patches.items():
+        users = [n for n in subject.variants if patch_name in subject.variants[n]]
+        if patch.prelude and users:
+            names.add(most_patched(users))
+    return sorted(names)
+
+
+BOUNDS_BUILDS = [(subject, name) for subject in BOUNDS.SUBJECTS for name in variants_to_build(BOUNDS.SUBJECTS[subject])]
+
+
+@pytest.mark.parametrize(("subject", "name"), BOUNDS_BUILDS)
+def test_bounds_variant_builds_without_warnings(tmp_path, subject, name):
     try:
         compiler = nvcc.find_nvcc()
     except ToolNotFound as missing:
         pytest.skip(str(missing))
     subject = BOUNDS.SUBJECTS[subject]
-    name = max(subject.variants, key=lambda n: len(subject.variants[n]))
     (tmp_path / subject.reference.name).write_text(BOUNDS.patched(subject, subject.variants[name]))
     shutil.copy(subject.driver, tmp_path)
     shutil.copy(BOUNDS.HELPERS, tmp_path)
