@@ -102,7 +102,7 @@ def test_bounds_patch_that_no_longer_fits_is_refused(tmp_path):
 
 def variants_to_build(subject) -> list[str]:
     """The most patched variant, and for each patch with device code of its own (a prelude) the most
-    patched variant that uses it: every patch and every prelude gets built at least once."""
+    patched variant that uses it: every prelude is built at least once, with the patches beside it."""
     def most_patched(names):
         return max(names, key=lambda n: len(subject.variants[n]))
 
