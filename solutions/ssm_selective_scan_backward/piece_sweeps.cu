@@ -141,46 +141,63 @@ struct Place {
     __device__ size_t block_index(const Sizes& z) const { return static_cast<size_t>(rl) * z.tiles + tile; }
 };
 
-// Stages segment `seg` of the block's rows into buf; zeros past seq_len, d_model, d_state.
-__device__ void stage(float* buf, const Inputs& in, const Sizes& z, const Place& pl, int seg) {
-    const size_t row = static_cast<size_t>(z.row0 + pl.rl) * z.L;  // (b, t = 0)
-    const int t0 = seg * kSeg, tid = pl.tid;
-    if (z.wide_d) {
+// A thread's share of staging a segment into a ring buffer; zeros past seq_len,
+// d_model and d_state. With 16-byte rows (wide) a thread copies 4 channels of
+// steps warp and warp + 4 of each of delta, u, dy, and threads 0..63 one row
+// of 4 states of B or C: offsets fixed here, one 64-bit add a segment (with
+// the indices worked out per copy the staging took about 60 instructions a
+// step, SASS). Other widths copy 4 bytes at a time, indices per copy.
+struct Stager {
+    const float *delta, *u, *dy, *B, *C;
+    long long row;  // (b, t = 0)
+    int L, D, N, d0, n0, tid, warp, lane;
+    bool wide_d, wide_n;
+
+    __device__ Stager(const Inputs& in, const Sizes& z, const Place& pl)
+        : delta(in.delta), u(in.u), dy(in.dy), B(in.B), C(in.C),
+          row(static_cast<long long>(z.row0 + pl.rl) * z.L), L(z.L), D(z.D), N(z.N), d0(pl.d0), n0(z.n0),
+          tid(pl.tid), warp(pl.warp), lane(pl.lane), wide_d(z.wide_d), wide_n(z.wide_n) {}
+
+    __device__ void operator()(float* buf, int seg) const {
+        const int t0 = seg * kSeg;
+        if (wide_d) {
+            const bool d_ok = d0 + 4 * lane < D;
+            const long long first = (row + t0) * D + d0 + 4 * lane;
 #pragma unroll
-        for (int k = 0; k < 3 * kSeg * 32 / kThreads; ++k) {
-            const int e = tid + k * kThreads, arr = e / (kSeg * 32), r = (e / 32) % kSeg, c = 4 * (e % 32);
-            const int t = t0 + r, d = pl.d0 + c;
-            const bool ok = t < z.L && d < z.D;
-            const float* base = arr == 0 ? in.delta : arr == 1 ? in.u : in.dy;
-            copy16(buf + arr * kSeg * kChannels + r * kChannels + c, ok ? base + (row + t) * z.D + d : base, ok);
+            for (int half = 0; half < 2; ++half) {
+                const int r = warp + 4 * half;
+                const bool ok = d_ok && t0 + r < L;
+                const long long o = first + static_cast<long long>(r) * D;
+                float* dst = buf + r * kChannels + 4 * lane;
+                copy16(dst, ok ? delta + o : delta, ok);
+                copy16(dst + kOffU, ok ? u + o : u, ok);
+                copy16(dst + kOffY, ok ? dy + o : dy, ok);
+            }
+        } else {
+            for (int e = tid; e < 3 * kSeg * kChannels; e += kThreads) {
+                const int arr = e / (kSeg * kChannels), r = (e / kChannels) % kSeg, c = e % kChannels;
+                const bool ok = t0 + r < L && d0 + c < D;
+                const float* base = arr == 0 ? delta : arr == 1 ? u : dy;
+                copy4(buf + arr * kSeg * kChannels + r * kChannels + c, ok ? base + (row + t0 + r) * D + d0 + c : base, ok);
+            }
         }
-    } else {
-        for (int e = tid; e < 3 * kSeg * kChannels; e += kThreads) {
-            const int arr = e / (kSeg * kChannels), r = (e / kChannels) % kSeg, c = e % kChannels;
-            const int t = t0 + r, d = pl.d0 + c;
-            const bool ok = t < z.L && d < z.D;
-            const float* base = arr == 0 ? in.delta : arr == 1 ? in.u : in.dy;
-            copy4(buf + arr * kSeg * kChannels + r * kChannels + c, ok ? base + (row + t) * z.D + d : base, ok);
+        if (wide_n) {
+            if (tid < 2 * kSeg * kNS / 4) {
+                const int arr = tid / (kSeg * kNS / 4), r = (tid / (kNS / 4)) % kSeg, c = 4 * (tid % (kNS / 4));
+                const bool ok = t0 + r < L && n0 + c < N;
+                const float* base = arr == 0 ? B : C;
+                copy16(buf + kOffB + arr * kSeg * kNS + r * kNS + c, ok ? base + (row + t0 + r) * N + n0 + c : base, ok);
+            }
+        } else {
+            for (int e = tid; e < 2 * kSeg * kNS; e += kThreads) {
+                const int arr = e / (kSeg * kNS), r = (e / kNS) % kSeg, c = e % kNS;
+                const bool ok = t0 + r < L && n0 + c < N;
+                const float* base = arr == 0 ? B : C;
+                copy4(buf + kOffB + arr * kSeg * kNS + r * kNS + c, ok ? base + (row + t0 + r) * N + n0 + c : base, ok);
+            }
         }
     }
-    if (z.wide_n) {
-        if (tid < 2 * kSeg * kNS / 4) {
-            const int arr = tid / (kSeg * kNS / 4), r = (tid / (kNS / 4)) % kSeg, c = 4 * (tid % (kNS / 4));
-            const int t = t0 + r, n = z.n0 + c;
-            const bool ok = t < z.L && n < z.N;
-            const float* base = arr == 0 ? in.B : in.C;
-            copy16(buf + kOffB + arr * kSeg * kNS + r * kNS + c, ok ? base + (row + t) * z.N + n : base, ok);
-        }
-    } else {
-        for (int e = tid; e < 2 * kSeg * kNS; e += kThreads) {
-            const int arr = e / (kSeg * kNS), r = (e / kNS) % kSeg, c = e % kNS;
-            const int t = t0 + r, n = z.n0 + c;
-            const bool ok = t < z.L && n < z.N;
-            const float* base = arr == 0 ? in.B : in.C;
-            copy4(buf + kOffB + arr * kSeg * kNS + r * kNS + c, ok ? base + (row + t) * z.N + n : base, ok);
-        }
-    }
-}
+};
 
 // A of the lane's chains, 0 where the channel or the state is out of range.
 __device__ void load_A(const Inputs& in, const Sizes& z, const Place& pl, float (&A)[kChains]) {
@@ -220,15 +237,16 @@ __global__ void __launch_bounds__(kThreads) forward_pieces(Inputs in, Sizes z, S
         G[c] = 0.f;
     }
     const size_t blk = pl.block_index(z);
-    stage(ring, in, z, pl, seg_begin);
+    const Stager stage(in, z, pl);
+    stage(ring, seg_begin);
     copy_commit();
-    if (seg_begin + 1 < seg_end) stage(ring + kStage, in, z, pl, seg_begin + 1);
+    if (seg_begin + 1 < seg_end) stage(ring + kStage, seg_begin + 1);
     copy_commit();
     for (int seg = seg_begin; seg < seg_end; ++seg) {
         const int i = seg - seg_begin;
         copy_wait_one();
         __syncthreads();  // segment seg staged by every thread; the buffer staged next is free
-        if (seg + 2 < seg_end) stage(ring + ((i + 2) % kRing) * kStage, in, z, pl, seg + 2);
+        if (seg + 2 < seg_end) stage(ring + ((i + 2) % kRing) * kStage, seg + 2);
         copy_commit();
         float* ck = s.ckpt + (blk * z.nseg + seg) * kCkpt;
 #pragma unroll
@@ -339,16 +357,17 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
 #pragma unroll
     for (int c = 0; c < kChains; ++c) dA[c] = 0.f;
 
-    stage(ring, in, z, pl, seg_end - 1);
+    const Stager stage(in, z, pl);
+    stage(ring, seg_end - 1);
     copy_commit();
-    if (seg_end - 2 >= seg_begin) stage(ring + kStage, in, z, pl, seg_end - 2);
+    if (seg_end - 2 >= seg_begin) stage(ring + kStage, seg_end - 2);
     copy_commit();
     for (int seg = seg_end - 1; seg >= seg_begin; --seg) {
         const int i = seg_end - 1 - seg;
         copy_wait_one();
         __syncthreads();  // segment seg staged; the buffer staged next and last segment's red are free
         if (i > 0) flush_bc(red + ((i - 1) & 1) * kRed, z, pl, s.bc, seg + 1);
-        if (seg - 2 >= seg_begin) stage(ring + ((i + 2) % kRing) * kStage, in, z, pl, seg - 2);
+        if (seg - 2 >= seg_begin) stage(ring + ((i + 2) % kRing) * kStage, seg - 2);
         copy_commit();
         const float* buf = ring + (i % kRing) * kStage;
 
