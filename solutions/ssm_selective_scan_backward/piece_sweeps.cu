@@ -350,7 +350,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
 
     // The lane's own channel after the sums over states: 2*b0 + b1 of its four.
     const int own = 2 * (pl.lane & 1) + ((pl.lane >> 1) & 1);
-    const int own_d = pl.d0 + pl.chan + own;
+    const int own_c = pl.chan + own, own_d = pl.d0 + own_c;
     const bool own_ok = own_d < z.D;
     const float skip_own = own_ok && first_group ? in.skip[own_d] : 0.f;
     float dA[kChains], dsk = 0.f;
@@ -362,6 +362,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     copy_commit();
     if (seg_end - 2 >= seg_begin) stage(ring + kStage, seg_end - 2);
     copy_commit();
+    long long o = (row + seg_end * kSeg - 1) * z.D + own_d;  // (b, t, own_d), t walking back
     for (int seg = seg_end - 1; seg >= seg_begin; --seg) {
         const int i = seg_end - 1 - seg;
         copy_wait_one();
@@ -459,11 +460,9 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
             const float w0 = fold(v0, v2, b3, 8), w1 = fold(v1, v3, b3, 8);
             redw[(k * kWarps + pl.warp) * 32 + pl.lane] = fold(w0, w1, b4, 16);
 
-            const int t = seg * kSeg + k;
-            if (own_ok && t < z.L) {
-                const float dl = buf[k * kChannels + pl.chan + own], u = buf[kOffU + k * kChannels + pl.chan + own];
-                const float dy = buf[kOffY + k * kChannels + pl.chan + own];
-                const size_t o = (row + t) * z.D + own_d;
+            if (own_ok && seg * kSeg + k < z.L) {
+                const float* own_in = buf + k * kChannels + own_c;
+                const float dl = own_in[0], u = own_in[kOffU], dy = own_in[kOffY];
                 const float du_v = fmaf(dl, gB, skip_own * dy), dd_v = fmaf(u, gB, Aq);
                 if (first_group) {
                     du[o] = du_v;
@@ -474,6 +473,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
                     ddelta[o] += dd_v;
                 }
             }
+            o -= z.D;
         }
     }
     __syncthreads();
