@@ -429,10 +429,12 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
                 ah[4 * q + 2] = fh.z;
                 ah[4 * q + 3] = fh.w;
             }
-            float s1[4], s2[4], dC[4] = {0.f, 0.f, 0.f, 0.f}, dB[4] = {0.f, 0.f, 0.f, 0.f};
+            // dC = sum_j dy*h = sum_j dy*(a*h[t-1]) + B * sum_j dy*x: one multiply-add a chain
+            float s1[4], s2[4], dC[4] = {0.f, 0.f, 0.f, 0.f}, dB[4] = {0.f, 0.f, 0.f, 0.f}, dyx = 0.f;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const float x = st.dl[j] * st.u[j];
+                dyx = fmaf(st.dy[j], x, dyx);
                 s1[j] = 0.f;
                 s2[j] = 0.f;
 #pragma unroll
@@ -444,10 +446,12 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
                     s2[j] = fmaf(A[c], q, s2[j]);
                     dA[c] = fmaf(st.dl[j], q, dA[c]);
                     dB[n] = fmaf(g, x, dB[n]);
-                    dC[n] = fmaf(st.dy[j], fmaf(x, st.b[n], ah[c]), dC[n]);
+                    dC[n] = fmaf(st.dy[j], ah[c], dC[n]);
                     ag[c] = a[c] * g;
                 }
             }
+#pragma unroll
+            for (int n = 0; n < 4; ++n) dC[n] = fmaf(st.b[n], dyx, dC[n]);
             // sums over states: lane bits 0 and 1; the lane keeps its own channel's
             const bool b0 = pl.lane & 1, b1 = pl.lane & 2;
             const float t10 = fold(s1[0], s1[2], b0, 1), t11 = fold(s1[1], s1[3], b0, 1);
