@@ -49,12 +49,18 @@ namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFull = 0xffffffffu;
-constexpr int kWarps = 4;
+#ifndef PIECE_WARPS
+#define PIECE_WARPS 4
+#endif
+#ifndef PIECE_SEG
+#define PIECE_SEG 8
+#endif
+constexpr int kWarps = PIECE_WARPS;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kChannels = kWarps * 32;  // per block: 8 channel lanes x 4 channels per warp
 constexpr int kNS = 16;                 // states per group: 4 state lanes x 4
 constexpr int kChains = 16;             // per lane: 4 channels x 4 states, chain 4j + i
-constexpr int kSeg = 8;                 // steps per segment (checkpoint interval)
+constexpr int kSeg = PIECE_SEG;         // steps per segment (checkpoint interval)
 constexpr int kRing = 3;                // staged segments: one in use, two in flight
 constexpr size_t kScratchCap = size_t(256) << 20;  // bytes
 
@@ -150,25 +156,28 @@ struct Place {
 struct Stager {
     const float *delta, *u, *dy, *B, *C;
     long long row;  // (b, t = 0)
-    int L, D, N, d0, n0, tid, warp, lane;
+    int L, D, N, d0, n0, tid;
     bool wide_d, wide_n;
 
     __device__ Stager(const Inputs& in, const Sizes& z, const Place& pl)
         : delta(in.delta), u(in.u), dy(in.dy), B(in.B), C(in.C),
           row(static_cast<long long>(z.row0 + pl.rl) * z.L), L(z.L), D(z.D), N(z.N), d0(pl.d0), n0(z.n0),
-          tid(pl.tid), warp(pl.warp), lane(pl.lane), wide_d(z.wide_d), wide_n(z.wide_n) {}
+          tid(pl.tid), wide_d(z.wide_d), wide_n(z.wide_n) {}
 
     __device__ void operator()(float* buf, int seg) const {
         const int t0 = seg * kSeg;
         if (wide_d) {
-            const bool d_ok = d0 + 4 * lane < D;
-            const long long first = (row + t0) * D + d0 + 4 * lane;
+            constexpr int kGroups = kChannels / 4, kRows = kThreads / kGroups;  // per row; rows a pass
+            static_assert(kSeg % kRows == 0, "whole passes over a segment's rows");
+            const int c = 4 * (tid % kGroups);
+            const bool d_ok = d0 + c < D;
+            const long long first = (row + t0) * D + d0 + c;
 #pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int r = warp + 4 * half;
+            for (int half = 0; half < kSeg / kRows; ++half) {
+                const int r = tid / kGroups + kRows * half;
                 const bool ok = d_ok && t0 + r < L;
                 const long long o = first + static_cast<long long>(r) * D;
-                float* dst = buf + r * kChannels + 4 * lane;
+                float* dst = buf + r * kChannels + c;
                 copy16(dst, ok ? delta + o : delta, ok);
                 copy16(dst + kOffU, ok ? u + o : u, ok);
                 copy16(dst + kOffY, ok ? dy + o : dy, ok);
@@ -299,8 +308,9 @@ __device__ __forceinline__ void load16(const float* base, int first, int tid, fl
 // dB and dC of one segment over the block's 4 warps, into the block's partials.
 __device__ void flush_bc(const float* red, const Sizes& z, const Place& pl, float* bc, int seg) {
 #pragma unroll
-    for (int r = 0; r < kSeg * 32 / kThreads; ++r) {
+    for (int r = 0; r < (kSeg * 32 + kThreads - 1) / kThreads; ++r) {
         const int o = pl.tid + r * kThreads, k = o / 32, ln = o % 32;
+        if (o >= kSeg * 32) break;
         float v = 0.f;
 #pragma unroll
         for (int w = 0; w < kWarps; ++w) v += red[(k * kWarps + w) * 32 + ln];
