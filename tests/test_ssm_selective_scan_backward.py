@@ -213,6 +213,85 @@ def halves_f32(
     return out
 
 
+def pieces_f32(
+    inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
+    segment: int = 8, d_block: int = 128, sms: int = 132,
+) -> dict[str, np.ndarray]:
+    """solutions/ssm_selective_scan_backward/piece_sweeps.cu's order in float32: time in pieces
+    of whole `segment`-step segments, as many as give each of `sms` SMs one
+    block of d_block channels of a batch row. Per piece, h from 0 (kept before
+    every segment, with delta summed since the piece's start), the decay
+    product W and G = sum_s W[s]*C[s]*dy[s]; the pieces joined in order, states
+    forward and a*g backward; each segment's states rebuilt from its checkpoint
+    plus exp(A * delta summed) times the state entering the piece, then walked
+    back. dB, dC per block of d_block channels, then over the blocks; dA per
+    (piece, batch row), then over them."""
+    b, L, D, N = (sizes[k] for k in SIZES)
+    u, delta, A, B, C, skip, dy = as_f32(inputs, sizes)
+    tiles, nseg = -(-D // d_block), -(-L // segment)
+    pieces = min(max(sms // (b * tiles), 1), nseg)
+    spp = -(-nseg // pieces)
+    pieces, span = -(-nseg // spp), spp * segment
+
+    def pad(v: np.ndarray) -> np.ndarray:  # (b, L, ...) -> (b, pieces, span, ...) with zeros past the end
+        z = np.zeros((b, pieces * span - L, *v.shape[2:]), F32)
+        return np.concatenate([v, z], axis=1).reshape((b, pieces, span, *v.shape[2:]))
+
+    dl, uu, dyy, BB, CC = pad(delta), pad(u), pad(dy), pad(B), pad(C)
+    xu, Ab = dl * uu, A[None, None]
+    decay = lambda j: expf(dl[:, :, j, :, None] * Ab)  # noqa: E731  (b, pieces, D, N)
+    bx = lambda j: xu[:, :, j, :, None] * BB[:, :, j, None, :]  # noqa: E731
+    # pass 1: per piece from 0
+    h = np.zeros((b, pieces, D, N), F32)
+    W, G, dcum, ckpt = np.ones_like(h), np.zeros_like(h), np.zeros((b, pieces, D), F32), []
+    for j in range(span):
+        if j % segment == 0:
+            ckpt.append((h, dcum))
+        a = decay(j)
+        h, W = a * h + bx(j), W * a
+        G = G + W * (dyy[:, :, j, :, None] * CC[:, :, j, None, :])
+        dcum = dcum + dl[:, :, j]
+    # the pieces joined
+    h_in, ga = np.zeros_like(h), np.zeros_like(h)
+    for p in range(1, pieces):
+        h_in[:, p] = W[:, p - 1] * h_in[:, p - 1] + h[:, p - 1]
+    for p in range(pieces - 2, -1, -1):
+        ga[:, p] = W[:, p + 1] * ga[:, p + 1] + G[:, p + 1]
+    # pass 2: segments last to first
+    du, ddelta = np.empty((b, pieces, span, D), F32), np.empty((b, pieces, span, D), F32)
+    dB_part, dC_part = np.empty((b, pieces, span, D, N), F32), np.empty((b, pieces, span, D, N), F32)
+    dA = np.zeros_like(h)
+    for s in reversed(range(spp)):
+        v, dc = ckpt[s]
+        h = v + expf(dc[..., None] * Ab) * h_in
+        history = []
+        for j in range(s * segment, (s + 1) * segment):
+            a = decay(j)
+            ah = a * h
+            h = ah + bx(j)
+            history.append((a, ah))
+        for j in range((s + 1) * segment - 1, s * segment - 1, -1):
+            a, ah = history[j - s * segment]
+            g = dyy[:, :, j, :, None] * CC[:, :, j, None, :] + ga
+            q = g * ah
+            dC_part[:, :, j] = dyy[:, :, j, :, None] * (ah + bx(j))
+            dB_part[:, :, j] = xu[:, :, j, :, None] * g
+            gB = (g * BB[:, :, j, None, :]).sum(axis=-1, dtype=F32)
+            du[:, :, j] = skip * dyy[:, :, j] + dl[:, :, j] * gB
+            ddelta[:, :, j] = (q * Ab).sum(axis=-1, dtype=F32) + uu[:, :, j] * gB
+            dA = dA + q * dl[:, :, j, :, None]
+            ga = a * g
+
+    def unpad(v: np.ndarray) -> np.ndarray:
+        return v.reshape((b, pieces * span, *v.shape[3:]))[:, :L]
+
+    parts = dA.transpose(1, 0, 2, 3)  # (piece, batch row), summed in that order
+    return {"du": unpad(du), "ddelta": unpad(ddelta), "dB": unpad(sum_channel_blocks(dB_part, d_block)),
+            "dC": unpad(sum_channel_blocks(dC_part, d_block)),
+            "dA": np.sum(parts.reshape(pieces * b, D, N), axis=0, dtype=F32),
+            "dskip": (dy * u).sum(axis=1, dtype=F32).sum(axis=0, dtype=F32)}
+
+
 def chunked_f32(
     inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
     chunk: int = 64, d_block: int = 128,
@@ -447,6 +526,8 @@ CORRECT_FLOAT32: dict[str, Callable[[Mapping[str, np.ndarray], Mapping[str, int]
     "sequential_fast_exp_bias_up": lambda x, s: sequential_f32(x, s, exp_fast(+1)),
     "sequential_fast_exp_bias_down": lambda x, s: sequential_f32(x, s, exp_fast(-1)),
     "halves_fast_exp_bias_down": lambda x, s: halves_f32(x, s, exp_fast(-1)),
+    "pieces_expf_rounded": lambda x, s: pieces_f32(x, s),
+    "pieces_fast_exp_bias_down": lambda x, s: pieces_f32(x, s, exp_fast(-1)),
     "chunked_expf_rounded": lambda x, s: chunked_f32(x, s),
     "chunked_fast_exp_bias_down": lambda x, s: chunked_f32(x, s, exp_fast(-1)),
 }
