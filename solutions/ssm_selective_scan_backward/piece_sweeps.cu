@@ -49,18 +49,12 @@ namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr unsigned kFull = 0xffffffffu;
-#ifndef PIECE_WARPS
-#define PIECE_WARPS 4
-#endif
-#ifndef PIECE_SEG
-#define PIECE_SEG 8
-#endif
-constexpr int kWarps = PIECE_WARPS;
+constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kChannels = kWarps * 32;  // per block: 8 channel lanes x 4 channels per warp
 constexpr int kNS = 16;                 // states per group: 4 state lanes x 4
 constexpr int kChains = 16;             // per lane: 4 channels x 4 states, chain 4j + i
-constexpr int kSeg = PIECE_SEG;         // steps per segment (checkpoint interval)
+constexpr int kSeg = 8;                 // steps per segment (checkpoint interval)
 constexpr int kRing = 3;                // staged segments: one in use, two in flight
 constexpr size_t kScratchCap = size_t(256) << 20;  // bytes
 
