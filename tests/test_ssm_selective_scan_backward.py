@@ -5,7 +5,8 @@ against an independent scalar loop, and against central finite differences of
 the FORWARD challenge's oracle (so the gradient is that of the forward as
 graded, not of a re-derivation). The float32 emulations stand in for GPU
 solutions: a sequential reverse sweep (the naive kernel's order), the
-reference's two halves of time, and the
+reference's two halves of time, the pieces of time of
+solutions/ssm_selective_scan_backward/piece_sweeps.cu, and the
 chunked algorithm of solutions/ssm_selective_scan_backward/chunked_identity.cu
 (the reference until 2026-12-01: its own partial sums and order);
 they decide whether the per-output tolerances accept correct float32 work and
