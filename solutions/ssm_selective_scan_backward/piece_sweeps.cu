@@ -335,22 +335,17 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
         h_in[c] = 0.f;
         ag[c] = 0.f;
     }
-    for (int p = 0; p < pl.piece; ++p) {
+    // carry = W(p) * carry + part(p): h_end (slot 0) going forward, G (slot 8) going back
+    auto through = [&](int p, int part, float(&carry)[kChains]) {
         const float* sum = s.summary + (blk * z.pieces + p) * kSummary;
-        float he[kChains], w[kChains];
-        load16(sum, 0, pl.tid, he);
+        float w[kChains], v[kChains];
         load16(sum, 4, pl.tid, w);
+        load16(sum, part, pl.tid, v);
 #pragma unroll
-        for (int c = 0; c < kChains; ++c) h_in[c] = fmaf(w[c], h_in[c], he[c]);
-    }
-    for (int p = z.pieces - 1; p > pl.piece; --p) {
-        const float* sum = s.summary + (blk * z.pieces + p) * kSummary;
-        float w[kChains], G[kChains];
-        load16(sum, 4, pl.tid, w);
-        load16(sum, 8, pl.tid, G);
-#pragma unroll
-        for (int c = 0; c < kChains; ++c) ag[c] = fmaf(w[c], ag[c], G[c]);
-    }
+        for (int c = 0; c < kChains; ++c) carry[c] = fmaf(w[c], carry[c], v[c]);
+    };
+    for (int p = 0; p < pl.piece; ++p) through(p, 0, h_in);
+    for (int p = z.pieces - 1; p > pl.piece; --p) through(p, 8, ag);
 
     // The lane's own channel after the sums over states: 2*b0 + b1 of its four.
     const int own = 2 * (pl.lane & 1) + ((pl.lane >> 1) & 1);
