@@ -126,6 +126,7 @@ __device__ __forceinline__ float fold(float lo, float hi, bool upper, int mask) 
 struct Place {
     int tid, warp, lane, cl, sl;
     int rl, tile, piece, d0, chan;  // chan: the lane's first channel within the block
+    int seg_begin, seg_end;         // the piece's segments
     __device__ explicit Place(const Sizes& z) {
         tid = threadIdx.x;
         warp = tid >> 5;
@@ -137,14 +138,17 @@ struct Place {
         piece = blockIdx.y;
         d0 = tile * kChannels;
         chan = warp * 32 + cl * 4;
+        seg_begin = piece * z.spp;
+        seg_end = min(z.nseg, seg_begin + z.spp);
     }
     __device__ size_t block_index(const Sizes& z) const { return static_cast<size_t>(rl) * z.tiles + tile; }
 };
 
 // A thread's share of staging a segment into a ring buffer; zeros past seq_len,
 // d_model and d_state. With 16-byte rows (wide) a thread copies 4 channels of
-// steps warp and warp + 4 of each of delta, u, dy, and threads 0..63 one row
-// of 4 states of B or C: offsets fixed here, one 64-bit add a segment (with
+// the same rows of each of delta, u, dy every segment (steps warp and warp + 4
+// with 4 warps), and threads 0..63 one row of 4 states of B or C: offsets
+// fixed here, one 64-bit add a segment (with
 // the indices worked out per copy the staging took about 60 instructions a
 // step, SASS). Other widths copy 4 bytes at a time, indices per copy.
 struct Stager {
@@ -202,6 +206,31 @@ struct Stager {
     }
 };
 
+// The block's segments in the order it walks them (dir = 1 forward, -1 back),
+// each staged two segments ahead into a ring of kRing buffers.
+struct SegmentWalk {
+    Stager stage;
+    float* ring;
+    int first, dir, count;
+
+    __device__ int seg(int i) const { return first + dir * i; }
+    __device__ void start() const {
+        for (int i = 0; i < 2; ++i) {
+            if (i < count) stage(ring + i * kStage, seg(i));
+            copy_commit();  // one group per segment, empty or not, so that the waits count right
+        }
+    }
+    // The i-th segment's buffer, once every thread's copies of it have landed;
+    // the (i + 2)-th goes in flight into the buffer the (i - 1)-th used.
+    __device__ const float* next(int i) const {
+        copy_wait_one();
+        __syncthreads();  // segment i staged by every thread; no thread still reads segment i - 1
+        if (i + 2 < count) stage(ring + ((i + 2) % kRing) * kStage, seg(i + 2));
+        copy_commit();
+        return ring + (i % kRing) * kStage;
+    }
+};
+
 // A of the lane's chains, 0 where the channel or the state is out of range.
 __device__ void load_A(const Inputs& in, const Sizes& z, const Place& pl, float (&A)[kChains]) {
 #pragma unroll
@@ -225,11 +254,29 @@ struct Step {
     }
 };
 
+// The lane's 16 floats at float4 slots first .. first + 3 of a [slot][thread] array in global memory.
+__device__ __forceinline__ void load16(const float* base, int first, int tid, float (&v)[kChains]) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        const float4 f = __ldcg(reinterpret_cast<const float4*>(base) + (first + q) * kThreads + tid);
+        v[4 * q] = f.x;
+        v[4 * q + 1] = f.y;
+        v[4 * q + 2] = f.z;
+        v[4 * q + 3] = f.w;
+    }
+}
+
+__device__ __forceinline__ void store16(float* base, int first, int tid, const float (&v)[kChains]) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+        __stcg(reinterpret_cast<float4*>(base) + (first + q) * kThreads + tid,
+               make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]));
+}
+
 __global__ void __launch_bounds__(kThreads) forward_pieces(Inputs in, Sizes z, Scratch s) {
     extern __shared__ float4 smem4[];
     float* ring = reinterpret_cast<float*>(smem4);
     const Place pl(z);
-    const int seg_begin = pl.piece * z.spp, seg_end = min(z.nseg, seg_begin + z.spp);
     float A[kChains];
     load_A(in, z, pl, A);
     float h[kChains], W[kChains], G[kChains], dcum[4] = {0.f, 0.f, 0.f, 0.f};
@@ -240,26 +287,15 @@ __global__ void __launch_bounds__(kThreads) forward_pieces(Inputs in, Sizes z, S
         G[c] = 0.f;
     }
     const size_t blk = pl.block_index(z);
-    const Stager stage(in, z, pl);
-    stage(ring, seg_begin);
-    copy_commit();
-    if (seg_begin + 1 < seg_end) stage(ring + kStage, seg_begin + 1);
-    copy_commit();
-    for (int seg = seg_begin; seg < seg_end; ++seg) {
-        const int i = seg - seg_begin;
-        copy_wait_one();
-        __syncthreads();  // segment seg staged by every thread; the buffer staged next is free
-        if (seg + 2 < seg_end) stage(ring + ((i + 2) % kRing) * kStage, seg + 2);
-        copy_commit();
-        float* ck = s.ckpt + (blk * z.nseg + seg) * kCkpt;
-#pragma unroll
-        for (int q = 0; q < 4; ++q)
-            __stcg(reinterpret_cast<float4*>(ck) + q * kThreads + pl.tid,
-                   make_float4(h[4 * q], h[4 * q + 1], h[4 * q + 2], h[4 * q + 3]));
+    const SegmentWalk walk{Stager(in, z, pl), ring, pl.seg_begin, 1, pl.seg_end - pl.seg_begin};
+    walk.start();
+    for (int i = 0; i < walk.count; ++i) {
+        const int seg = walk.seg(i);
+        const float* buf = walk.next(i);
+        store16(s.ckpt + (blk * z.nseg + seg) * kCkpt, 0, pl.tid, h);
         if (pl.sl == 0)
             __stcg(reinterpret_cast<float4*>(s.dcum + (blk * z.nseg + seg) * kChannels + pl.chan),
                    make_float4(dcum[0], dcum[1], dcum[2], dcum[3]));
-        const float* buf = ring + (i % kRing) * kStage;
 #pragma unroll 2
         for (int k = 0; k < kSeg; ++k) {
             const Step st(buf, pl, k);
@@ -278,25 +314,10 @@ __global__ void __launch_bounds__(kThreads) forward_pieces(Inputs in, Sizes z, S
             }
         }
     }
-    float4* sum = reinterpret_cast<float4*>(s.summary + (blk * z.pieces + pl.piece) * kSummary);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        __stcg(sum + q * kThreads + pl.tid, make_float4(h[4 * q], h[4 * q + 1], h[4 * q + 2], h[4 * q + 3]));
-        __stcg(sum + (4 + q) * kThreads + pl.tid, make_float4(W[4 * q], W[4 * q + 1], W[4 * q + 2], W[4 * q + 3]));
-        __stcg(sum + (8 + q) * kThreads + pl.tid, make_float4(G[4 * q], G[4 * q + 1], G[4 * q + 2], G[4 * q + 3]));
-    }
-}
-
-// 16 floats of the lane at float4 slots first .. first + 3 of a [slot][thread] array.
-__device__ __forceinline__ void load16(const float* base, int first, int tid, float (&v)[kChains]) {
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const float4 f = __ldcg(reinterpret_cast<const float4*>(base) + (first + q) * kThreads + tid);
-        v[4 * q] = f.x;
-        v[4 * q + 1] = f.y;
-        v[4 * q + 2] = f.z;
-        v[4 * q + 3] = f.w;
-    }
+    float* sum = s.summary + (blk * z.pieces + pl.piece) * kSummary;
+    store16(sum, 0, pl.tid, h);
+    store16(sum, 4, pl.tid, W);
+    store16(sum, 8, pl.tid, G);
 }
 
 // dB and dC of one segment over the block's 4 warps, into the block's partials.
@@ -321,7 +342,6 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     float* ring = hist + kHist;
     float* red = ring + kRing * kStage;
     const Place pl(z);
-    const int seg_begin = pl.piece * z.spp, seg_end = min(z.nseg, seg_begin + z.spp);
     const size_t blk = pl.block_index(z);
     const size_t row = static_cast<size_t>(z.row0 + pl.rl) * z.L;
     const bool first_group = z.n0 == 0;
@@ -356,20 +376,14 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
 #pragma unroll
     for (int c = 0; c < kChains; ++c) dA[c] = 0.f;
 
-    const Stager stage(in, z, pl);
-    stage(ring, seg_end - 1);
-    copy_commit();
-    if (seg_end - 2 >= seg_begin) stage(ring + kStage, seg_end - 2);
-    copy_commit();
-    long long o = (row + seg_end * kSeg - 1) * z.D + own_d;  // (b, t, own_d), t walking back
-    for (int seg = seg_end - 1; seg >= seg_begin; --seg) {
-        const int i = seg_end - 1 - seg;
-        copy_wait_one();
-        __syncthreads();  // segment seg staged; the buffer staged next and last segment's red are free
+    const SegmentWalk walk{Stager(in, z, pl), ring, pl.seg_end - 1, -1, pl.seg_end - pl.seg_begin};
+    walk.start();
+    long long o = (row + pl.seg_end * kSeg - 1) * z.D + own_d;  // (b, t, own_d), t walking back
+    for (int i = 0; i < walk.count; ++i) {
+        const int seg = walk.seg(i);
+        const float* buf = walk.next(i);
+        // the barrier in next(): every warp is done with the last segment's dB and dC
         if (i > 0) flush_bc(red + ((i - 1) & 1) * kRed, z, pl, s.bc, seg + 1);
-        if (seg - 2 >= seg_begin) stage(ring + ((i + 2) % kRing) * kStage, seg - 2);
-        copy_commit();
-        const float* buf = ring + (i % kRing) * kStage;
 
         // the true state before the segment: its checkpoint + (a product since the piece's start) * h_in
         float h[kChains];
@@ -480,7 +494,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
         }
     }
     __syncthreads();
-    flush_bc(red + ((seg_end - 1 - seg_begin) & 1) * kRed, z, pl, s.bc, seg_begin);
+    flush_bc(red + ((walk.count - 1) & 1) * kRed, z, pl, s.bc, pl.seg_begin);
 
     const size_t part = static_cast<size_t>(pl.piece) * z.batch + z.row0 + pl.rl;
 #pragma unroll
