@@ -5,8 +5,9 @@ against an independent scalar loop, and against central finite differences of
 the FORWARD challenge's oracle (so the gradient is that of the forward as
 graded, not of a re-derivation). The float32 emulations stand in for GPU
 solutions: a sequential reverse sweep (the naive kernel's order), the
-reference's two halves of time, the pieces of time of
-solutions/ssm_selective_scan_backward/piece_sweeps.cu, and the
+reference's pieces of time, the two halves of time of
+solutions/ssm_selective_scan_backward/checkpointed_sweeps.cu (the reference
+until 2026-12-07), and the
 chunked algorithm of solutions/ssm_selective_scan_backward/chunked_identity.cu
 (the reference until 2026-12-01: its own partial sums and order);
 they decide whether the per-output tolerances accept correct float32 work and
@@ -151,7 +152,7 @@ def halves_f32(
     inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
     segment: int = 16, tile: int = 64, d_block: int = 16,
 ) -> dict[str, np.ndarray]:
-    """reference/ssm_selective_scan_backward.cu's order in float32, except that
+    """solutions/ssm_selective_scan_backward/checkpointed_sweeps.cu's order in float32, except that
     its forward sweep's four quarters of time are joined here as two halves (the
     same join, once instead of three times): time split in two halves at a tile
     boundary. The first half's states run from 0; the second half's from 0 too,
@@ -216,9 +217,9 @@ def halves_f32(
 
 def pieces_f32(
     inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expf: ExpFn = exp_correctly_rounded,
-    segment: int = 8, d_block: int = 128, sms: int = 132,
+    segment: int = 8, d_block: int = 256, sms: int = 132,
 ) -> dict[str, np.ndarray]:
-    """solutions/ssm_selective_scan_backward/piece_sweeps.cu's order in float32: time in pieces
+    """reference/ssm_selective_scan_backward.cu's order in float32: time in pieces
     of whole `segment`-step segments, as many as give each of `sms` SMs one
     block of d_block channels of a batch row. Per piece, h from 0 (kept before
     every segment, with delta summed since the piece's start), the decay
