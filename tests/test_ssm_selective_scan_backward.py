@@ -7,11 +7,11 @@ graded, not of a re-derivation). The float32 emulations stand in for GPU
 solutions: a sequential reverse sweep (the naive kernel's order), the
 reference's pieces of time, the two halves of time of
 solutions/ssm_selective_scan_backward/checkpointed_sweeps.cu (the reference
-until 2026-12-07), and the
-chunked algorithm of solutions/ssm_selective_scan_backward/chunked_identity.cu
-(the reference until 2026-12-01: its own partial sums and order);
-they decide whether the per-output tolerances accept correct float32 work and
-reject a half-precision state.
+until 2026-12-07), and the chunked algorithm of
+solutions/ssm_selective_scan_backward/chunked_identity.cu (the reference
+until 2026-12-01: its own partial sums and order); they decide whether the
+per-output tolerances accept correct float32 work and reject a
+half-precision state.
 """
 
 from __future__ import annotations
