@@ -16,11 +16,12 @@
 // Layout: a block = 256 channels of one batch row and 16 states, 8 warps; a
 // warp = 32 channels; lane = (channel lane cl = lane >> 2, state lane sl =
 // lane & 3) holds channels 4cl .. 4cl+3 of its warp and states 4sl .. 4sl+3.
-// The sums over states (du, ddelta) add 4 states in registers, then, after the
-// segment, the 4 state lanes' partials from shared memory; the sums over
+// The sums over states (du, ddelta) add 4 states in registers, then, after
+// the segment, the 4 state lanes' partials from shared memory; the sums over
 // channels (dB, dC) add 4 channels in registers, then the block's 64 channel
-// lanes' partials from shared memory, then the blocks of channels in finish_bc. Time in pieces of whole 8-step
-// segments, as many as fill the SMs with one block each:
+// lanes' partials from shared memory, then the blocks of channels in
+// finish_bc. Time in pieces of whole 8-step segments, as many as fill the SMs
+// with one block each:
 //
 //  1. forward_pieces: per piece, h from 0 at its start (stored before every
 //     segment, with the channel's delta summed since the piece's start),
