@@ -1,6 +1,6 @@
 // ssm_selective_scan_backward, the reference with 8 chains a lane (2 channels x 4
 // states) in place of 16: both kernels fit 128 registers and run 16 warps a
-// block, one block an SM, twice the reference's warps, for about 19 % more
+// block, one block an SM, twice the reference's warps, for about 15 % more
 // instructions in gradients' loops (the sums over states and channels cross
 // more lanes). Correct on emu, counted in SASS, not yet timed:
 // reference/ssm_selective_scan_backward.md ("Eight chains a lane, sixteen warps").
@@ -345,6 +345,7 @@ __device__ void flush_bc(const float* red, const Sizes& z, const Place& pl, floa
     }
 }
 
+template <bool kFirstGroup>
 __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scratch s, float* du, float* ddelta) {
     extern __shared__ float4 smem4[];
     float* hist = reinterpret_cast<float*>(smem4);
@@ -353,7 +354,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     const Place pl(z);
     const size_t blk = pl.block_index(z);
     const size_t row = static_cast<size_t>(z.row0 + pl.rl) * z.L;
-    const bool first_group = z.n0 == 0;
+    constexpr bool first_group = kFirstGroup;  // z.n0 == 0: the first group of states writes, later ones add
     float A2[kChains];
     load_A2(in, z, pl, A2);
 
@@ -614,7 +615,8 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
     static bool attr_set = false;
     if (!attr_set) {
         cudaFuncSetAttribute(forward_pieces, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemA));
-        cudaFuncSetAttribute(gradients, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemB));
+        cudaFuncSetAttribute(gradients<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemB));
+        cudaFuncSetAttribute(gradients<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemB));
         attr_set = true;
     }
     const Inputs in{u, delta, A, B, C, skip, dy};
@@ -624,7 +626,10 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
             const Sizes z{L, D, N, n0, tiles, nseg, pieces, spp, r0, batch, D % 4 == 0, N % 4 == 0};
             const dim3 grid(nr * tiles, pieces);
             forward_pieces<<<grid, kThreads, kSmemA>>>(in, z, s);
-            gradients<<<grid, kThreads, kSmemB>>>(in, z, s, du, ddelta);
+            if (n0 == 0)
+                gradients<true><<<grid, kThreads, kSmemB>>>(in, z, s, du, ddelta);
+            else
+                gradients<false><<<grid, kThreads, kSmemB>>>(in, z, s, du, ddelta);
             const size_t outs = static_cast<size_t>(nr) * L * 32;
             finish_bc<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(s.bc, dB, dC, nr, z);
         }
