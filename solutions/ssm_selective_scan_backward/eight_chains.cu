@@ -264,7 +264,7 @@ struct Step {
 };
 
 // The lane's kChains floats at float4 slots first .. first + kQ - 1 of a [slot][thread] array in global memory.
-__device__ __forceinline__ void load16(const float* base, int first, int tid, float (&v)[kChains]) {
+__device__ __forceinline__ void load_chains(const float* base, int first, int tid, float (&v)[kChains]) {
 #pragma unroll
     for (int q = 0; q < kQ; ++q) {
         const float4 f = __ldcg(reinterpret_cast<const float4*>(base) + (first + q) * kThreads + tid);
@@ -275,7 +275,7 @@ __device__ __forceinline__ void load16(const float* base, int first, int tid, fl
     }
 }
 
-__device__ __forceinline__ void store16(float* base, int first, int tid, const float (&v)[kChains]) {
+__device__ __forceinline__ void store_chains(float* base, int first, int tid, const float (&v)[kChains]) {
 #pragma unroll
     for (int q = 0; q < kQ; ++q)
         __stcg(reinterpret_cast<float4*>(base) + (first + q) * kThreads + tid,
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(kThreads) forward_pieces(Inputs in, Sizes z, S
     for (int i = 0; i < walk.count; ++i) {
         const int seg = walk.seg(i);
         const float* buf = walk.next(i);
-        store16(s.ckpt + (blk * z.nseg + seg) * kCkpt, 0, pl.tid, h);
+        store_chains(s.ckpt + (blk * z.nseg + seg) * kCkpt, 0, pl.tid, h);
         if (pl.sl == 0)
             __stcg(reinterpret_cast<float2*>(s.dcum + (blk * z.nseg + seg) * kChannels + pl.chan),
                    make_float2(dcum[0], dcum[1]));
@@ -324,9 +324,9 @@ __global__ void __launch_bounds__(kThreads) forward_pieces(Inputs in, Sizes z, S
         }
     }
     float* sum = s.summary + (blk * z.pieces + pl.piece) * kSummary;
-    store16(sum, 0, pl.tid, h);
-    store16(sum, kQ, pl.tid, W);
-    store16(sum, 2 * kQ, pl.tid, G);
+    store_chains(sum, 0, pl.tid, h);
+    store_chains(sum, kQ, pl.tid, W);
+    store_chains(sum, 2 * kQ, pl.tid, G);
 }
 
 // dB and dC of one segment over the block's warps, into the block's partials.
@@ -345,6 +345,8 @@ __device__ void flush_bc(const float* red, const Sizes& z, const Place& pl, floa
     }
 }
 
+// kFirstGroup: the launch's states are the first group (z.n0 == 0), which writes du, ddelta
+// and dskip; later groups add into du and ddelta. A template, so the step loop tests nothing.
 template <bool kFirstGroup>
 __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scratch s, float* du, float* ddelta) {
     extern __shared__ float4 smem4[];
@@ -354,7 +356,6 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     const Place pl(z);
     const size_t blk = pl.block_index(z);
     const size_t row = static_cast<size_t>(z.row0 + pl.rl) * z.L;
-    constexpr bool first_group = kFirstGroup;  // z.n0 == 0: the first group of states writes, later ones add
     float A2[kChains];
     load_A2(in, z, pl, A2);
 
@@ -369,8 +370,8 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     auto through = [&](int p, int part, float(&carry)[kChains]) {
         const float* sum = s.summary + (blk * z.pieces + p) * kSummary;
         float w[kChains], v[kChains];
-        load16(sum, kQ, pl.tid, w);
-        load16(sum, part, pl.tid, v);
+        load_chains(sum, kQ, pl.tid, w);
+        load_chains(sum, part, pl.tid, v);
 #pragma unroll
         for (int c = 0; c < kChains; ++c) carry[c] = fmaf(w[c], carry[c], v[c]);
     };
@@ -382,7 +383,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     const bool own_dd = pl.lane & 2;
     const int own_c = pl.chan + own, own_d = pl.d0 + own_c;
     const bool own_ok = own_d < z.D;
-    const float skip_own = own_ok && first_group ? in.skip[own_d] : 0.f;
+    const float skip_own = own_ok && kFirstGroup ? in.skip[own_d] : 0.f;
     float dA[kChains], dsk = 0.f;
 #pragma unroll
     for (int c = 0; c < kChains; ++c) dA[c] = 0.f;
@@ -394,7 +395,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     float next_h[kChains];
     float2 next_dc;
     auto load_ckpt = [&](int seg) {
-        load16(s.ckpt + (blk * z.nseg + seg) * kCkpt, 0, pl.tid, next_h);
+        load_chains(s.ckpt + (blk * z.nseg + seg) * kCkpt, 0, pl.tid, next_h);
         next_dc = __ldcg(reinterpret_cast<const float2*>(s.dcum + (blk * z.nseg + seg) * kChannels + pl.chan));
     };
     load_ckpt(walk.seg(0));
@@ -498,7 +499,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
                 // lane bit 1: du (0) or ddelta (1) of the lane's channel
                 const float v = own_dd ? fmaf(u, gB, Aq * kLn2) : fmaf(dl, gB, skip_own * dy);
                 float* out = own_dd ? ddelta : du;
-                if (first_group) {
+                if (kFirstGroup) {
                     out[o] = v;
                     dsk = fmaf(dy, u, dsk);
                 } else {
@@ -520,7 +521,7 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
             if (d < z.D && nn < z.N) s.dA_part[(part * z.D + d) * z.N + nn] = dA[4 * j + n];
         }
     // the du lanes (bit 1 clear) of a channel lane own its 2 channels, one each
-    if (first_group && own_ok && !own_dd) s.dskip_part[part * z.D + own_d] = dsk;
+    if (kFirstGroup && own_ok && !own_dd) s.dskip_part[part * z.D + own_d] = dsk;
 }
 
 // dB, dC of the group's states over the blocks of channels; one thread per (row, step, slot).
