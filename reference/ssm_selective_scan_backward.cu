@@ -7,7 +7,9 @@
 // 88.9 us for the forward reference on the same machine; with the reverse
 // loop unrolled 4 times and A taken in base 2, 266.3 us against 280.1 us
 // for the file before and 91.6 us for the forward in one call; on an H200
-// 254.9 us against 89.5 us for the forward in one call (2.85x);
+// 254.9 us against 89.5 us for the forward in one call (2.85x); with its two
+// finishing kernels in one launch, 253.4 us against 256.8 us for the file
+// before on an H100 (one call, interleaved rounds).
 // reference/ssm_selective_scan_backward.md ("Pieces of time, 16 chains a
 // lane") has the instruction counts behind the layout, each step and its
 // measurement.
@@ -41,8 +43,10 @@
 //     shared memory; 8 steps backward with every gradient term, a made again
 //     from delta (keeping a too would take 256 KB a block, or 4-step segments
 //     and twice the checkpoints' bytes, which measured slower).
-//  3. finish_bc: dB, dC over the blocks of channels; finish_params: dA and
-//     dskip over the (piece, batch row) slices. Fixed orders, no atomics.
+//  3. finish, one launch per group of states: its first blocks sum dB, dC
+//     over the blocks of channels; in the last group's launch, the blocks
+//     after them sum dA and dskip over the (piece, batch row) slices. Fixed
+//     orders, no atomics.
 //
 // Every size takes the same code: states in groups of 16 (padded states have
 // A = B = C = 0 and stay 0; groups after the first add into du and ddelta),
@@ -522,37 +526,46 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     if (first_group && own_ok) s.dskip_part[part * z.D + own_d] = dsk;
 }
 
-// dB, dC of the group's states over the blocks of channels; one thread per (row, step, slot).
-__global__ void finish_bc(const float* __restrict__ bc, float* __restrict__ dB, float* __restrict__ dC, int rows,
-                          Sizes z) {
-    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+// The sums over slices, one launch: blocks [0, bc_blocks) dB, dC of the group's
+// states over the blocks of channels (one thread per (row, step, slot)); after
+// them, when `params`, dA and dskip over the (piece, batch row) slices in order.
+struct Finish {
+    const float *bc, *dA_part, *dskip_part;
+    float *dB, *dC, *dA, *dskip;
+    int rows, parts;
+    unsigned bc_blocks;
+    bool params;
+};
+
+__device__ void finish_bc(const Finish& f, const Sizes& z, size_t i) {
     const size_t per_row = static_cast<size_t>(z.L) * 32;
-    if (i >= rows * per_row) return;
+    if (i >= f.rows * per_row) return;
     const size_t rl = i / per_row, r = i % per_row;
     const int t = static_cast<int>(r / 32), slot = static_cast<int>(r % 32);
     const int n = z.n0 + slot % kNS;
     if (n >= z.N) return;
     float v = 0.f;
-    for (int k = 0; k < z.tiles; ++k) v += __ldcs(bc + (rl * z.tiles + k) * per_row + r);
+    for (int k = 0; k < z.tiles; ++k) v += __ldcs(f.bc + (rl * z.tiles + k) * per_row + r);
     const size_t o = (static_cast<size_t>(z.row0 + rl) * z.L + t) * z.N + n;
-    (slot < kNS ? dC : dB)[o] = v;
+    (slot < kNS ? f.dC : f.dB)[o] = v;
 }
 
-// dA and dskip over the (piece, batch row) slices, in order.
-__global__ void finish_params(const float* __restrict__ dA_part, const float* __restrict__ dskip_part,
-                              float* __restrict__ dA, float* __restrict__ dskip, int parts, int D, int N) {
-    const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const size_t a_elems = static_cast<size_t>(D) * N;
-    if (i < a_elems) {
-        float v = 0.f;
-        for (int p = 0; p < parts; ++p) v += dA_part[p * a_elems + i];
-        dA[i] = v;
-    } else if (i < a_elems + D) {
-        const size_t k = i - a_elems;
-        float v = 0.f;
-        for (int p = 0; p < parts; ++p) v += dskip_part[p * static_cast<size_t>(D) + k];
-        dskip[k] = v;
-    }
+__device__ void finish_params(const Finish& f, const Sizes& z, size_t i) {
+    const size_t a_elems = static_cast<size_t>(z.D) * z.N;
+    const float* part = i < a_elems ? f.dA_part + i : f.dskip_part + (i - a_elems);
+    const size_t stride = i < a_elems ? a_elems : static_cast<size_t>(z.D);
+    if (i >= a_elems + z.D) return;
+    float v = 0.f;
+#pragma unroll 8
+    for (int p = 0; p < f.parts; ++p) v += __ldcs(part + p * stride);
+    (i < a_elems ? f.dA + i : f.dskip + (i - a_elems))[0] = v;
+}
+
+__global__ void finish(Finish f, Sizes z) {
+    if (blockIdx.x < f.bc_blocks)
+        finish_bc(f, z, static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x);
+    else
+        finish_params(f, z, static_cast<size_t>(blockIdx.x - f.bc_blocks) * blockDim.x + threadIdx.x);
 }
 
 float* g_scratch = nullptr;
@@ -626,10 +639,11 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
             forward_pieces<<<grid, kThreads, kSmemA>>>(in, z, s);
             gradients<<<grid, kThreads, kSmemB>>>(in, z, s, du, ddelta);
             const size_t outs = static_cast<size_t>(nr) * L * 32;
-            finish_bc<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(s.bc, dB, dC, nr, z);
+            const bool last = r0 + nr >= batch && n0 + kNS >= N;
+            const Finish f{s.bc, s.dA_part, s.dskip_part, dB, dC, dA, dskip, nr, pieces * batch,
+                           static_cast<unsigned>((outs + 255) / 256), last};
+            const size_t params = last ? static_cast<size_t>(D) * N + D : 0;
+            finish<<<f.bc_blocks + static_cast<unsigned>((params + 255) / 256), 256>>>(f, z);
         }
     }
-    const size_t outs = static_cast<size_t>(D) * N + D;
-    finish_params<<<static_cast<unsigned>((outs + 255) / 256), 256>>>(s.dA_part, s.dskip_part, dA, dskip,
-                                                                     pieces * batch, D, N);
 }
