@@ -527,14 +527,14 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
 }
 
 // The sums over slices, one launch: blocks [0, bc_blocks) dB, dC of the group's
-// states over the blocks of channels (one thread per (row, step, slot)); after
-// them, when `params`, dA and dskip over the (piece, batch row) slices in order.
+// states over the blocks of channels (one thread per (row, step, slot)); the
+// blocks after them, launched with the last group only, dA and dskip over the
+// (piece, batch row) slices in order.
 struct Finish {
     const float *bc, *dA_part, *dskip_part;
     float *dB, *dC, *dA, *dskip;
     int rows, parts;
     unsigned bc_blocks;
-    bool params;
 };
 
 __device__ void finish_bc(const Finish& f, const Sizes& z, size_t i) {
@@ -641,7 +641,7 @@ extern "C" void solve(const float* u, const float* delta, const float* A, const 
             const size_t outs = static_cast<size_t>(nr) * L * 32;
             const bool last = r0 + nr >= batch && n0 + kNS >= N;
             const Finish f{s.bc, s.dA_part, s.dskip_part, dB, dC, dA, dskip, nr, pieces * batch,
-                           static_cast<unsigned>((outs + 255) / 256), last};
+                           static_cast<unsigned>((outs + 255) / 256)};
             const size_t params = last ? static_cast<size_t>(D) * N + D : 0;
             finish<<<f.bc_blocks + static_cast<unsigned>((params + 255) / 256), 256>>>(f, z);
         }
