@@ -248,10 +248,10 @@ struct SegmentWalk {
     __device__ void next_two(int i) const {
         copy_wait_all();
         __syncthreads();  // segments i, i + 1 staged by every thread; no thread still reads segment i - 1
-        if (i + 2 < count) stage(ring + ((i + 2) % kRing) * kStage, seg(i + 2));
+        if (i + 2 < count) stage(buffer(i + 2), seg(i + 2));
         copy_commit();
     }
-    __device__ const float* buffer(int i) const { return ring + (i % kRing) * kStage; }
+    __device__ float* buffer(int i) const { return ring + (i % kRing) * kStage; }
 };
 
 // A*log2(e) of the lane's chains (a = ex2(delta*A2), one multiply fewer a
@@ -523,11 +523,11 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
             o -= z.D;
         }
     };
-    // Warps w and w + 4 share a scheduler. The second of each pair lags half an interval: in
-    // interval i it runs segment i's reverse sweep, then segment i + 1's forward sweep, while the
-    // first runs segment i's forward sweep, then its reverse. So the forward sweeps (a MUFU.EX2 in
-    // 5 instructions, more than the MUFU's quarter of the SM can take) meet the other warp's
-    // reverse sweep (one in 17) instead of each other.
+    // Warps w and w + 4 share a scheduler (warps go to schedulers by index mod 4). The second of
+    // each pair lags half an interval: in interval i it runs segment i's reverse sweep, then
+    // segment i + 1's forward sweep, while the first runs segment i's forward sweep, then its
+    // reverse. So the forward sweeps (a MUFU.EX2 in 5 instructions, more than the MUFU's quarter
+    // of the SM can take) meet the other warp's reverse sweep (one in 17) instead of each other.
     const bool lag = pl.warp >= kWarps / 2;
     load_ckpt(walk.seg(0));
     for (int i = 0; i < walk.count; ++i) {
