@@ -534,6 +534,8 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
         walk.next_two(i);
         // every warp is done with the last segment's dB and dC
         if (i > 0) flush_bc(red + ((i - 1) & 1) * kRed, z, pl, s.bc, walk.seg(i - 1));
+        // half -1: the lagging warps' forward sweep of segment 0, before interval 0's two halves.
+        // One call site for each sweep keeps one copy of each in the code (not unrolled).
 #pragma unroll 1
         for (int half = lag && i == 0 ? -1 : 0; half < 2; ++half) {
             if (half < 0 || (half == 0) != lag) {
