@@ -29,6 +29,10 @@ instructions emu executes:
   to 256) with A from a matrix descriptor or from registers,
   `wgmma.fence.sync.aligned`, `wgmma.commit_group.sync.aligned`,
   `wgmma.wait_group.sync.aligned N`, `fence.proxy.async[.shared::cta]`;
+* named barriers, as warp-specialized kernels hand work between warps:
+  `bar.sync a[, b]`, `bar.arrive a, b` and their `barrier[.cta].{sync,arrive}[.aligned]`
+  spellings (a in 0..15; b a multiple of 32, the threads a phase needs, every
+  thread of the block when left out);
 * `griddepcontrol.wait` and `griddepcontrol.launch_dependents` (programmatic
   dependent launch): nothing to do, the launch before has finished on emu;
 * a `{ ... }` scope, `.reg .pred P` and `setp.{eq,ne}.{b32,s32,u32} P, a, b`
@@ -77,6 +81,7 @@ _ACCESS_CACHE = {"ld": {None, ".ca", ".cg", ".cs", ".lu", ".cv"}, "st": {None, "
 # register constraints that hold a value of each width
 _WIDTH_CONSTRAINTS = {4: ("r", "f"), 8: ("l", "d")}
 _WGMMA = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n(?P<n>\d+)k(?P<k>16|8)\.f32\.(?P<a>f16|bf16|tf32)\.(?P<b>f16|bf16|tf32)")
+_BARRIER = re.compile(r"(?:bar(?:\.cta)?|barrier(?:\.cta)?)\.(?P<op>sync|arrive)(?:\.aligned)?")
 _PRED_DECL = re.compile(r"\.reg\s+\.pred\s+(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)")
 _SETP = re.compile(r"setp\.(?P<cmp>eq|ne)\.(?:b32|s32|u32)")
 _CARRY = re.compile(r"(?P<op>add|sub)(?P<c>c)?(?P<cc>\.cc)?\.[us]32")
@@ -362,6 +367,10 @@ def _instruction(text: str, operands: list[Operand], predicates: set[str] | None
     if (m := _SETP.fullmatch(op)) and len(ins.args) == 3 and ins.args[0] in predicates:
         cmp = "==" if m["cmp"] == "eq" else "!="
         return f"__emu_pred_{ins.args[0]} = ({ins.value(ins.args[1])} {cmp} {ins.value(ins.args[2])});"
+    if (m := _BARRIER.fullmatch(op)) and len(ins.args) in ((1, 2) if m["op"] == "sync" else (2,)):
+        count = f"(int){ins.value(ins.args[1])}" if len(ins.args) == 2 else "-1"
+        return (f'{EMU}named_barrier({"true" if m["op"] == "sync" else "false"}, (int){ins.value(ins.args[0])}, '
+                f'{count}, "{op}", __FILE__, __LINE__);')
     if m := _CARRY.fullmatch(op):
         return _carry_arithmetic(ins, m)
     if m := _MUFU.fullmatch(op):

@@ -6,6 +6,11 @@
 //    same __syncthreads call site (exited threads count as arrived, as on
 //    sm_70+). Threads waiting at different call sites are reported as a
 //    deadlock: CUDA leaves divergent barriers undefined.
+//  * A named barrier (inline PTX bar.sync / bar.arrive, ids 0..15) completes
+//    when its thread count has arrived, at any call sites; waiting threads
+//    resume and the barrier starts its next phase. Without a count it waits
+//    for every thread of the block, exited ones counting as arrived. Threads
+//    are counted one by one (a warp that arrives whole counts 32, as on a GPU).
 //  * A warp collective with mask M completes when every non-exited lane of M
 //    waits at a collective of the same kind with the same mask; lanes outside
 //    the block (partial last warp) count as exited. Reading a lane that does not
@@ -45,7 +50,7 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace harness_emu {
 
-enum class State : uint8_t { Runnable, Barrier, Warp, Done };
+enum class State : uint8_t { Runnable, Barrier, Named, Warp, Done };
 enum class Coll : uint8_t {
   ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, All, Any, SyncWarp, ActiveMask,
   MatchAny, MatchAll, RedAdd, RedMin, RedMax, RedAnd, RedOr, RedXor, RedMinS, RedMaxS, RedAddS,
@@ -78,11 +83,23 @@ struct Thread {
   int pred;
   uint64_t value;
   uint64_t result;
+  uint16_t named_arrived;  // named barriers this thread has arrived at in their current phase
   const char* file;
   int line;
   Context ctx;
   Stack stack;
 };
+
+// One of a block's 16 named barriers, within its current phase.
+struct NamedBarrier {
+  int expected;  // threads the phase needs; 0 while no thread has arrived
+  bool all;      // no count given: every thread of the block, exited ones counting as arrived
+  int arrived;
+  const char* op;  // the first arrival of the phase, for messages
+  const char* file;
+  int line;
+};
+constexpr int kNamedBarriers = 16;
 
 struct Launch {
   const char* name;
@@ -109,6 +126,8 @@ struct Emu {
   int last_error = 0;            // cudaError_t of the runtime API
   bool abandoned = false;        // a launch deadlocked since the last reset
   int warp_waiting = 0;          // threads parked at a warp collective
+  int exited = 0;                // threads of the running block that have finished
+  NamedBarrier named[kNamedBarriers];  // the running block's named barriers
   uint64_t block_serial = 0;     // counts blocks run: per-thread state of a finished block is stale
   uint64_t warpgroup_serial = 0; // counts completed warpgroup collectives
 };
@@ -331,10 +350,27 @@ inline bool release_barrier() {
   return true;
 }
 
+// Completes named barrier `id`'s phase if its count has arrived: its waiting
+// threads resume and the next phase starts empty. True when it completed.
+inline bool try_complete_named(int id) {
+  NamedBarrier& b = g.named[id];
+  if (!b.expected || b.arrived + (b.all ? g.exited : 0) < b.expected) return false;
+  const uint16_t bit = (uint16_t)(1u << id);
+  for (Thread& t : g.threads) {
+    t.named_arrived &= (uint16_t)~bit;
+    if (t.state == State::Named && t.param == id) t.state = State::Runnable;
+  }
+  b = NamedBarrier{};
+  return true;
+}
+
 inline std::string wait_site(const Thread& t) {
   char buf[512];
   if (t.state == State::Barrier)
     snprintf(buf, sizeof buf, "__syncthreads (%s:%d)", base_name(t.file), t.line);
+  else if (t.state == State::Named)
+    snprintf(buf, sizeof buf, "named barrier %d (%s:%d; %d of %d threads arrived)", t.param, base_name(t.file),
+             t.line, g.named[t.param].arrived, g.named[t.param].expected);
   else if (t.coll == Coll::ActiveMask)
     snprintf(buf, sizeof buf, "__activemask (%s:%d)", base_name(t.file), t.line);
   else if (t.coll == Coll::WarpGroup)
@@ -350,7 +386,7 @@ inline void report_deadlock() {
   int exited = 0, barrier = 0, warp = 0, n = (int)g.threads.size();
   for (Thread& t : g.threads) {
     if (t.state == State::Done) { exited++; continue; }
-    (t.state == State::Barrier ? barrier : warp)++;
+    (t.state == State::Barrier || t.state == State::Named ? barrier : warp)++;
     std::string w = wait_site(t);
     bool found = false;
     for (Group& gr : groups)
@@ -395,6 +431,9 @@ inline bool run_block() {
       if (t.state == State::Done) {
         done++;
         g.stacks.give(t.stack);
+        g.exited++;
+        for (int id = 0; id < kNamedBarriers; id++)  // an exit can complete a barrier that waits for every thread
+          if (g.named[id].all && g.named[id].expected) try_complete_named(id);
         if (g.warp_waiting) {  // an exit can complete a group or its warpgroup's collective
           try_complete_warp(g.order[k] / 32);
           try_complete_warpgroup(g.order[k] / 128);
@@ -504,8 +543,10 @@ inline void run_launch(const Launch& L) {
     for (unsigned by = 0; by < L.grid.y && ok; by++)
       for (unsigned bx = 0; bx < L.grid.x && ok; bx++) {
         blockIdx = uint3{bx, by, bz};
-        for (Thread& t : g.threads) { t.state = State::Runnable; t.started = false; }
+        for (Thread& t : g.threads) { t.state = State::Runnable; t.started = false; t.named_arrived = 0; }
         g.warp_waiting = 0;
+        g.exited = 0;
+        for (NamedBarrier& b : g.named) b = NamedBarrier{};
         g.block_serial++;
         ok = run_block();
       }
@@ -557,6 +598,50 @@ inline int barrier(Bar kind, int pred, const char* file, int line) {
   t->line = line;
   yield_to_scheduler();
   return (int)t->result;
+}
+
+// Inline PTX bar.sync / bar.arrive (and their barrier[.cta] spellings): thread
+// arrival at named barrier `id`; `count` threads complete a phase, -1: every
+// thread of the block. `wait`: bar.sync, which parks the thread until then.
+inline void named_barrier(bool wait, int id, int count, const char* op, const char* file, int line) {
+  Thread* t = current_thread(op);
+  const int n = (int)g.threads.size();
+  const int index = (int)(t - g.threads.data());
+  if (id < 0 || id >= kNamedBarriers) {
+    fail("%s at %s:%d in kernel %s: barrier %d is not one of a block's 16 (0..15)", op, base_name(file), line,
+         g.launch->name, id);
+    return;
+  }
+  if (count != -1 && (count <= 0 || count % 32 || count > n)) {
+    fail("%s at %s:%d in kernel %s: the thread count %d of barrier %d must be a positive multiple of 32 and at most "
+         "the block's %d threads", op, base_name(file), line, g.launch->name, count, id, n);
+    return;
+  }
+  NamedBarrier& b = g.named[id];
+  const int expected = count == -1 ? n : count;
+  if (!b.expected) {
+    b = NamedBarrier{expected, count == -1, 0, op, file, line};
+  } else if (b.expected != expected || b.all != (count == -1)) {
+    fail("%s at %s:%d in kernel %s: thread %d gives barrier %d a count of %s, but this phase began at %s:%d with "
+         "%s (%s)", op, base_name(file), line, g.launch->name, index, id,
+         count == -1 ? "every thread" : std::to_string(count).c_str(), base_name(b.file), b.line,
+         b.all ? "every thread" : std::to_string(b.expected).c_str(), b.op);
+    return;
+  }
+  if (t->named_arrived >> id & 1u) {
+    fail("%s at %s:%d in kernel %s: thread %d of block (%u,%u,%u) arrives at barrier %d twice in one phase (the "
+         "phase began at %s:%d; %d of %d threads have arrived)", op, base_name(file), line, g.launch->name, index,
+         blockIdx.x, blockIdx.y, blockIdx.z, id, base_name(b.file), b.line, b.arrived, b.expected);
+    return;
+  }
+  t->named_arrived |= (uint16_t)(1u << id);
+  b.arrived++;
+  if (try_complete_named(id) || !wait) return;
+  t->state = State::Named;
+  t->param = id;
+  t->file = file;
+  t->line = line;
+  yield_to_scheduler();
 }
 }  // namespace harness_emu
 
