@@ -10,6 +10,9 @@
 // and the block's last value goes to tail[b]. `bug` selects a misuse for the error tests:
 //   1 barrier id 16; 2 a count of 48; 3 one phase given counts of 64 and 128;
 //   4 the consumers wait for a FULL arrival that never comes; 5 warp 0 arrives twice in one phase.
+// `bug` 6 is no misuse: lanes 16..31 of warp 0 exit, its other 16 lanes arrive at a barrier of 64
+// threads and warp 1 waits there; a warp counts 32 once its non-exited lanes have arrived, so the
+// barrier completes and warp 1 stores 1 in tail[b].
 #include <cuda_runtime.h>
 
 namespace {
@@ -35,6 +38,15 @@ __global__ void pipeline(const float* in, float* out, float* tail, int tiles, in
     if (bug == 3) {
         if (warp == 0) bar_arrive(2, 64);
         if (warp == 1) bar_sync(2, 128);
+        return;
+    }
+    if (bug == 6) {
+        if (warp == 0 && lane >= 16) return;
+        if (warp == 0) bar_arrive(2, 64);
+        if (warp == 1) {
+            bar_sync(2, 64);
+            if (lane == 0) tail[blockIdx.x] = 1.f;
+        }
         return;
     }
     if (bug == 5 && warp == 0) {

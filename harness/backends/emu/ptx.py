@@ -32,7 +32,7 @@ instructions emu executes:
 * named barriers, as warp-specialized kernels hand work between warps:
   `bar.sync a[, b]`, `bar.arrive a, b` and their `barrier[.cta].{sync,arrive}[.aligned]`
   spellings (a in 0..15; b a multiple of 32, the threads a phase needs, every
-  thread of the block when left out);
+  warp of the block when left out; warps are counted, 32 threads each);
 * `griddepcontrol.wait` and `griddepcontrol.launch_dependents` (programmatic
   dependent launch): nothing to do, the launch before has finished on emu;
 * a `{ ... }` scope, `.reg .pred P` and `setp.{eq,ne}.{b32,s32,u32} P, a, b`

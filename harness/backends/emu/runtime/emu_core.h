@@ -6,11 +6,12 @@
 //    same __syncthreads call site (exited threads count as arrived, as on
 //    sm_70+). Threads waiting at different call sites are reported as a
 //    deadlock: CUDA leaves divergent barriers undefined.
-//  * A named barrier (inline PTX bar.sync / bar.arrive, ids 0..15) completes
-//    when its thread count has arrived, at any call sites; waiting threads
-//    resume and the barrier starts its next phase. Without a count it waits
-//    for every thread of the block, exited ones counting as arrived. Threads
-//    are counted one by one (a warp that arrives whole counts 32, as on a GPU).
+//  * A named barrier (inline PTX bar.sync / bar.arrive, ids 0..15) counts
+//    warps, as the PTX ISA does: a warp has arrived once each of its
+//    non-exited threads has, at any call site, and adds 32 to the count. The
+//    phase completes when the count reaches the thread count given (without
+//    one: when every warp has arrived or exited); its waiting threads resume
+//    and the next phase starts.
 //  * A warp collective with mask M completes when every non-exited lane of M
 //    waits at a collective of the same kind with the same mask; lanes outside
 //    the block (partial last warp) count as exited. Reading a lane that does not
@@ -92,12 +93,14 @@ struct Thread {
 
 // One of a block's 16 named barriers, within its current phase.
 struct NamedBarrier {
-  int expected;  // threads the phase needs; 0 while no thread has arrived
-  bool all;      // no count given: every thread of the block, exited ones counting as arrived
-  int arrived;
+  int expected;  // threads the phase needs (a multiple of 32); 0 while no thread has arrived
+  bool all;      // no count given: every warp of the block, exited ones counting as arrived
+  int arrived;   // threads counted so far: 32 per warp that has arrived
   const char* op;  // the first arrival of the phase, for messages
   const char* file;
   int line;
+  uint32_t lanes[32];  // per warp of the block: the lanes that have arrived
+  uint32_t counted;    // warps that have arrived
 };
 constexpr int kNamedBarriers = 16;
 
@@ -126,7 +129,6 @@ struct Emu {
   int last_error = 0;            // cudaError_t of the runtime API
   bool abandoned = false;        // a launch deadlocked since the last reset
   int warp_waiting = 0;          // threads parked at a warp collective
-  int exited = 0;                // threads of the running block that have finished
   NamedBarrier named[kNamedBarriers];  // the running block's named barriers
   uint64_t block_serial = 0;     // counts blocks run: per-thread state of a finished block is stale
   uint64_t warpgroup_serial = 0; // counts completed warpgroup collectives
@@ -350,11 +352,35 @@ inline bool release_barrier() {
   return true;
 }
 
+// The lanes of warp `w` that exist (a partial last warp has fewer) and those that have exited.
+inline uint32_t warp_lanes(int w, bool exited_only) {
+  int n = (int)g.threads.size(), base = 32 * w, nlanes = n - base < 32 ? n - base : 32;
+  uint32_t lanes = 0;
+  for (int l = 0; l < nlanes; l++)
+    if (!exited_only || g.threads[base + l].state == State::Done) lanes |= 1u << l;
+  return lanes;
+}
+
+// Counts warp `w` at named barrier `id` once each of its non-exited threads has arrived.
+inline void count_named_warp(int id, int w) {
+  NamedBarrier& b = g.named[id];
+  if (b.counted >> w & 1u || !b.lanes[w] || (b.lanes[w] | warp_lanes(w, true)) != warp_lanes(w, false)) return;
+  b.counted |= 1u << w;
+  b.arrived += 32;
+}
+
 // Completes named barrier `id`'s phase if its count has arrived: its waiting
 // threads resume and the next phase starts empty. True when it completed.
 inline bool try_complete_named(int id) {
   NamedBarrier& b = g.named[id];
-  if (!b.expected || b.arrived + (b.all ? g.exited : 0) < b.expected) return false;
+  if (!b.expected) return false;
+  if (b.all) {
+    int warps = ((int)g.threads.size() + 31) / 32;
+    for (int w = 0; w < warps; w++)
+      if (!(b.counted >> w & 1u) && warp_lanes(w, true) != warp_lanes(w, false)) return false;
+  } else if (b.arrived < b.expected) {
+    return false;
+  }
   const uint16_t bit = (uint16_t)(1u << id);
   for (Thread& t : g.threads) {
     t.named_arrived &= (uint16_t)~bit;
@@ -431,9 +457,11 @@ inline bool run_block() {
       if (t.state == State::Done) {
         done++;
         g.stacks.give(t.stack);
-        g.exited++;
-        for (int id = 0; id < kNamedBarriers; id++)  // an exit can complete a barrier that waits for every thread
-          if (g.named[id].all && g.named[id].expected) try_complete_named(id);
+        for (int id = 0; id < kNamedBarriers; id++) {  // an exit can complete its warp's arrival, or a phase
+          if (!g.named[id].expected) continue;
+          count_named_warp(id, g.order[k] / 32);
+          try_complete_named(id);
+        }
         if (g.warp_waiting) {  // an exit can complete a group or its warpgroup's collective
           try_complete_warp(g.order[k] / 32);
           try_complete_warpgroup(g.order[k] / 128);
@@ -545,7 +573,6 @@ inline void run_launch(const Launch& L) {
         blockIdx = uint3{bx, by, bz};
         for (Thread& t : g.threads) { t.state = State::Runnable; t.started = false; t.named_arrived = 0; }
         g.warp_waiting = 0;
-        g.exited = 0;
         for (NamedBarrier& b : g.named) b = NamedBarrier{};
         g.block_serial++;
         ok = run_block();
@@ -601,8 +628,9 @@ inline int barrier(Bar kind, int pred, const char* file, int line) {
 }
 
 // Inline PTX bar.sync / bar.arrive (and their barrier[.cta] spellings): thread
-// arrival at named barrier `id`; `count` threads complete a phase, -1: every
-// thread of the block. `wait`: bar.sync, which parks the thread until then.
+// arrival at named barrier `id`; `count` threads (32 per warp) complete a
+// phase, -1: every warp of the block. `wait`: bar.sync, which parks the thread
+// until then.
 inline void named_barrier(bool wait, int id, int count, const char* op, const char* file, int line) {
   Thread* t = current_thread(op);
   const int n = (int)g.threads.size();
@@ -612,15 +640,15 @@ inline void named_barrier(bool wait, int id, int count, const char* op, const ch
          g.launch->name, id);
     return;
   }
-  if (count != -1 && (count <= 0 || count % 32 || count > n)) {
+  if (count != -1 && (count <= 0 || count % 32 || count > (n + 31) / 32 * 32)) {
     fail("%s at %s:%d in kernel %s: the thread count %d of barrier %d must be a positive multiple of 32 and at most "
-         "the block's %d threads", op, base_name(file), line, g.launch->name, count, id, n);
+         "the block's %d threads", op, base_name(file), line, g.launch->name, count, id, (n + 31) / 32 * 32);
     return;
   }
   NamedBarrier& b = g.named[id];
-  const int expected = count == -1 ? n : count;
+  const int expected = count == -1 ? (n + 31) / 32 * 32 : count;
   if (!b.expected) {
-    b = NamedBarrier{expected, count == -1, 0, op, file, line};
+    b = NamedBarrier{expected, count == -1, 0, op, file, line, {}, 0};
   } else if (b.expected != expected || b.all != (count == -1)) {
     fail("%s at %s:%d in kernel %s: thread %d gives barrier %d a count of %s, but this phase began at %s:%d with "
          "%s (%s)", op, base_name(file), line, g.launch->name, index, id,
@@ -635,7 +663,8 @@ inline void named_barrier(bool wait, int id, int count, const char* op, const ch
     return;
   }
   t->named_arrived |= (uint16_t)(1u << id);
-  b.arrived++;
+  b.lanes[index / 32] |= 1u << (index % 32);
+  count_named_warp(id, index / 32);
   if (try_complete_named(id) || !wait) return;
   t->state = State::Named;
   t->param = id;
