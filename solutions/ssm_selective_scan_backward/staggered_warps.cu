@@ -8,9 +8,12 @@
 // i + 1's forward sweep, while warps 0..3 run segment i's forward, then its
 // reverse, so each forward sweep meets the other warp's reverse. The cost:
 // segment i + 1 is waited for one interval after its copies go out instead of
-// two, and a divergence check per reverse step (1,123 instructions per 4
-// steps against 1,096). reference/ssm_selective_scan_backward.md ("Staggered
-// warps") has the count behind it and the prediction.
+// two. The warp index that picks a warp's half comes through a shuffle from
+// lane 0, so the compiler knows the branch is uniform across the warp: with
+// `pl.warp` itself each reverse step checked for divergence (1,123
+// instructions per 4 steps; now 1,089, the reference's 1,096).
+// reference/ssm_selective_scan_backward.md ("Staggered warps") has the count
+// behind it and the prediction.
 //
 // Notation (spec.md, "Math"): per channel (b, d) and state n,
 //   a[t] = exp(delta[t]*A), x[t] = delta[t]*u[t], h[t] = a[t]*h[t-1] + x[t]*B[t],
@@ -528,7 +531,8 @@ __global__ void __launch_bounds__(kThreads, 1) gradients(Inputs in, Sizes z, Scr
     // segment i + 1's forward sweep, while the first runs segment i's forward sweep, then its
     // reverse. So the forward sweeps (a MUFU.EX2 in 5 instructions, more than the MUFU's quarter
     // of the SM can take) meet the other warp's reverse sweep (one in 17) instead of each other.
-    const bool lag = pl.warp >= kWarps / 2;
+    // (the warp index from lane 0: a value the compiler knows is the same across the warp)
+    const bool lag = __shfl_sync(0xffffffffu, pl.warp, 0) >= kWarps / 2;
     load_ckpt(walk.seg(0));
     for (int i = 0; i < walk.count; ++i) {
         walk.next_two(i);
