@@ -11,7 +11,9 @@ in every schedule on emu and once on the GPU, which must agree.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -64,10 +66,28 @@ def test_producer_and_consumers_hand_over_every_tile(runner: tp.EmuRunner, sched
         lib.harness_emu_set_schedule(0, 0)
 
 
+def on_the_gpu(tmp_path: Path, check: str, *args: int) -> None:
+    """Runs `check`(CudaRunner, *args) in a child process: a barrier that
+    never completes on the GPU hangs its kernel, and only a kill ends that."""
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        sys.path[:0] = [{str(PROGRAMS)!r}, {str(Path(__file__).parent)!r}]
+        import tensor_probes as tp
+        import test_emu_named_barriers as t
+        t.{check}(tp.CudaRunner(Path({str(tmp_path)!r})), *{args!r})
+    """)
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{check}{args} did not finish on the GPU in 180 s: a barrier that never completes there")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("blocks, tiles", [(1, 1), (3, 7), (264, 40)])
 def test_producer_and_consumers_do_the_same_on_the_gpu(tmp_path: Path, blocks: int, tiles: int) -> None:
-    check_pipeline(tp.CudaRunner(tmp_path), blocks, tiles)
+    on_the_gpu(tmp_path, "check_pipeline", blocks, tiles)
 
 
 def check_partial_warp(runner: tp.Runner) -> None:
@@ -85,7 +105,7 @@ def test_a_warp_with_exited_lanes_counts_whole(runner: tp.EmuRunner) -> None:
 
 @pytest.mark.gpu
 def test_a_warp_with_exited_lanes_counts_whole_on_the_gpu(tmp_path: Path) -> None:
-    check_partial_warp(tp.CudaRunner(tmp_path))
+    on_the_gpu(tmp_path, "check_partial_warp")
 
 
 @needs_gxx
